@@ -1,0 +1,169 @@
+"""Epoch logging in Spinning Up's format, and files written so that a crash loses nothing.
+
+``EpochLogger`` collects values during an epoch (``store``), reduces them to one row
+(``log_tabular``), prints that row as a table and appends it to ``progress.txt``
+(``dump_tabular``). ``progress.txt`` is tab-separated with one header line, the format
+Spinning Up's ``plot.py`` and ``pandas.read_table`` read.
+
+Every file is written atomically: to a temporary file in the same directory, flushed,
+fsynced, then moved over the old one with ``os.replace``. A process killed at any moment
+leaves either the old file or the new one, never half of one.
+
+This file knows nothing about TD3.
+"""
+import json
+import os
+import pickle
+
+import numpy as np
+import torch
+
+
+def atomic_write(path, write_fn, mode="w"):
+    """Write ``path`` by calling ``write_fn(f)`` on a temp file, then ``os.replace``."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, mode) as f:
+        write_fn(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_checkpoint(state, path):
+    """``torch.save`` a dict of tensors and plain values, atomically."""
+    atomic_write(path, lambda f: torch.save(state, f), mode="wb")
+
+
+def load_checkpoint(path, map_location="cpu"):
+    """Load a checkpoint without running any code from it.
+
+    ``weights_only=True`` restricts unpickling to tensors and plain containers, so a file
+    crafted to execute code on load is refused. Every way a load can fail becomes a
+    ``ValueError`` with one readable line.
+    """
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise ValueError(f"no checkpoint at {path}") from None
+    except pickle.UnpicklingError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"refused to load {path}: it is not a plain weights file "
+                         f"({first[:200]})") from None
+    except Exception as e:  # truncated zip, garbage bytes, ...
+        raise ValueError(f"cannot read checkpoint {path}: it is truncated or not a "
+                         f"checkpoint ({type(e).__name__})") from None
+
+
+def statistics(x):
+    """Mean, std, min, max of a flat array (NaNs when it is empty)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size == 0:
+        return (np.nan,) * 4
+    return x.mean(), x.std(), x.min(), x.max()
+
+
+def read_progress(path):
+    """Header and rows (as lists of strings) of a ``progress.txt``."""
+    with open(path) as f:
+        lines = [ln.rstrip("\n") for ln in f if ln.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty")
+    header = lines[0].split("\t")
+    rows = [ln.split("\t") for ln in lines[1:]]
+    bad = [i + 2 for i, r in enumerate(rows) if len(r) != len(header)]
+    if bad:
+        raise ValueError(f"{path} line {bad[0]} has a different number of columns than its header")
+    return header, rows
+
+
+class EpochLogger:
+    """Spinning Up's EpochLogger, single-process.
+
+    Args:
+        output_dir: directory for ``progress.txt``, ``config.json`` and checkpoints.
+        output_fname: name of the table file.
+        exp_name: recorded in ``config.json``; ``plot.py`` groups runs by it.
+        resume_epochs: when resuming, keep the first this-many data rows of an existing
+            ``progress.txt`` and continue after them; rows past them (written after the last
+            checkpoint, before a crash) are dropped so no epoch is duplicated.
+    """
+
+    def __init__(self, output_dir, output_fname="progress.txt", exp_name=None,
+                 resume_epochs=None, quiet=False):
+        self.output_dir = output_dir
+        self.exp_name = exp_name
+        self.quiet = quiet
+        os.makedirs(output_dir, exist_ok=True)
+        self.output_file = os.path.join(output_dir, output_fname)
+        self.header, self.rows = None, []
+        if resume_epochs is not None and os.path.exists(self.output_file):
+            self.header, rows = read_progress(self.output_file)
+            self.rows = rows[:resume_epochs]
+        self.current_row, self.epoch_dict = {}, {}
+
+    def save_config(self, config):
+        """Write ``config`` (a dict) to ``config.json``; values json can't hold become str."""
+        config = dict(config)
+        if self.exp_name is not None:
+            config["exp_name"] = self.exp_name
+        text = json.dumps(config, indent=2, sort_keys=True, default=str)
+        atomic_write(os.path.join(self.output_dir, "config.json"), lambda f: f.write(text))
+
+    def store(self, **kwargs):
+        """Save values to be reduced at the end of the epoch. Tensors are kept as they are
+        and converted once, in ``log_tabular``, so storing costs no device sync."""
+        for k, v in kwargs.items():
+            self.epoch_dict.setdefault(k, []).append(v)
+
+    def log_tabular(self, key, val=None, with_min_and_max=False, average_only=False):
+        """Put ``key`` in this epoch's row: ``val`` if given, else statistics of what was
+        stored under ``key`` (``Average``/``Std`` and, optionally, ``Max``/``Min``)."""
+        if val is not None:
+            self.current_row[key] = val
+            return
+        vals = self.epoch_dict.pop(key, [])
+        if vals and isinstance(vals[0], torch.Tensor):
+            flat = torch.cat([v.detach().reshape(-1).float() for v in vals]).cpu().numpy()
+        else:
+            flat = np.concatenate([np.ravel(v) for v in vals]) if vals else np.array([])
+        mean, std, mn, mx = statistics(flat)
+        self.current_row[("" if average_only else "Average") + key] = mean
+        if not average_only:
+            self.current_row["Std" + key] = std
+        if with_min_and_max:
+            self.current_row["Max" + key] = mx
+            self.current_row["Min" + key] = mn
+
+    def dump_tabular(self, title=None):
+        """Print the row as a table and append it to ``progress.txt`` (atomically)."""
+        keys = list(self.current_row)
+        if self.header is None:
+            self.header = keys
+        elif keys != self.header:
+            raise ValueError(f"columns changed between epochs: {self.header} -> {keys}")
+        vals = [self.current_row[k] for k in keys]
+        self.rows.append([_fmt(v) for v in vals])
+        text = "\t".join(self.header) + "\n" + "".join("\t".join(r) + "\n" for r in self.rows)
+        atomic_write(self.output_file, lambda f: f.write(text))
+        if not self.quiet:
+            self._print_table(keys, vals, title)
+        self.current_row.clear()
+        self.epoch_dict.clear()
+
+    def _print_table(self, keys, vals, title):
+        width = max(15, max(len(k) for k in keys))
+        line = "-" * (width + 18)
+        out = [line] + ([title, line] if title else [])
+        for k, v in zip(keys, vals):
+            shown = f"{v:8.3g}" if isinstance(v, (float, np.floating)) else str(v)
+            out.append(f"| {k:>{width}} | {shown:>12} |")
+        out.append(line)
+        print("\n".join(out), flush=True)
+
+
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    if isinstance(v, torch.Tensor):
+        return repr(v.item())
+    return str(v)

@@ -1,0 +1,50 @@
+"""Shared helpers: the repo root on sys.path, a tiny env, small-run settings."""
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+torch.set_num_threads(1)  # small nets: threads cost more than they give, and runs stay reproducible
+
+
+class CountEnv(gym.Env):
+    """obs = [t / 10]; reward 1 per step; terminates (a real end) at step ``end``."""
+
+    def __init__(self, end=7):
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (1,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.end, self.t = end, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([0.0], np.float32), {}
+
+    def step(self, a):
+        self.t += 1
+        return np.array([self.t / 10], np.float32), 1.0, self.t >= self.end, False, {}
+
+
+# A Pendulum run small enough for a test: a few seconds.
+SMALL = dict(steps_per_epoch=200, epochs=2, start_steps=100, update_after=100, update_every=50,
+             batch_size=32, num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(32, 32)),
+             replay_size=10_000)
+
+
+def run_cli(*args, script="td3.py", timeout=300):
+    """Run a script of the project; returns (exit code, stdout, stderr)."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, script), *map(str, args)],
+                       capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture
+def pendulum():
+    return lambda: gym.make("Pendulum-v1")
