@@ -25,6 +25,7 @@ update, the loop that collects experience, tests the policy and writes a run dir
 import argparse
 import copy
 import difflib
+import json
 import os
 import platform
 import signal
@@ -349,7 +350,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             if test_ret > best_ret:
                 best_ret = test_ret
                 save_checkpoint(dict(ac=ac.state_dict(), epoch=epoch, test_return=test_ret,
-                                     env_id=config["env_id"], ac_kwargs=dict(ac_kwargs)),
+                                     env_id=config["env_id"], obs_dim=obs_dim, act_dim=act_dim,
+                                     ac_kwargs=dict(ac_kwargs)),
                                 os.path.join(output_dir, "best.pt"))
             held = held + 1 if stop_return is not None and test_ret >= stop_return else 0
             if held >= stop_epochs:
@@ -423,7 +425,8 @@ def check_ckpt_matches(ckpt, config):
     for key in ("env_id", "obs_dim", "act_dim"):
         if ckpt.get(key) != config[key]:
             raise UserError(f"checkpoint is for {key}={ckpt.get(key)}, this run has {config[key]}")
-    if dict(ckpt.get("ac_kwargs", {})) != dict(config["ac_kwargs"]):
+    as_json = lambda d: json.dumps(dict(d or {}), sort_keys=True)  # tuples and lists alike
+    if as_json(ckpt.get("ac_kwargs")) != as_json(config["ac_kwargs"]):
         raise UserError(f"checkpoint networks {ckpt.get('ac_kwargs')} differ from "
                         f"{config['ac_kwargs']}")
 
@@ -543,7 +546,6 @@ def make_env(env_id, **kwargs):
 
 
 def read_config(run_dir):
-    import json
     path = os.path.join(run_dir, "config.json")
     if not os.path.isdir(run_dir):
         raise UserError(f"{run_dir} is not a directory")

@@ -1,0 +1,172 @@
+"""td3(): run files, Gymnasium semantics, determinism, resume, learning, CLI errors."""
+import os
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import td3
+from buffer import ReplayBuffer
+from conftest import SMALL, CountEnv, run_cli
+from logger import load_checkpoint, read_progress
+
+CLI_SMALL = ["--epochs", 2, "--steps_per_epoch", 200, "--start_steps", 100, "--update_after", 100,
+             "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32, "--replay_size", 10000]
+
+COLUMNS = ["Epoch", "AverageEpRet", "StdEpRet", "MaxEpRet", "MinEpRet", "AverageTestEpRet",
+           "StdTestEpRet", "MaxTestEpRet", "MinTestEpRet", "EpLen", "TestEpLen",
+           "TotalEnvInteracts", "AverageQ1Vals", "StdQ1Vals", "MaxQ1Vals", "MinQ1Vals",
+           "AverageQ2Vals", "StdQ2Vals", "MaxQ2Vals", "MinQ2Vals", "LossPi", "LossQ", "Time"]
+
+
+def rows_without_time(path):
+    header, rows = read_progress(os.path.join(path, "progress.txt"))
+    i = header.index("Time")
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def final_weights(path):
+    return load_checkpoint(os.path.join(path, "ckpt.pt"))["ac"]
+
+
+def test_cli_run_writes_the_three_files(tmp_path):
+    code, out, err = run_cli("--env", "Pendulum-v1", *CLI_SMALL, "--data_dir", tmp_path, "--exp_name", "e")
+    assert code == 0, err
+    run = tmp_path / "e" / "e_s0"
+    assert {"config.json", "progress.txt", "ckpt.pt", "best.pt"} <= set(os.listdir(run))
+    header, rows = read_progress(run / "progress.txt")
+    assert set(COLUMNS) <= set(header) and [r[0] for r in rows] == ["1", "2"]
+    assert "Epoch 2/2 | 400/400 env steps" in out and "steps/s" in out and "left" in out
+    ck = torch.load(run / "ckpt.pt", weights_only=True)
+    assert ck["epoch"] == 2 and ck["t"] == 400
+
+
+def test_same_seed_gives_identical_progress_and_weights(tmp_path, pendulum):
+    for name in ("a", "b"):
+        td3.td3(pendulum, seed=3, logger_kwargs=dict(output_dir=str(tmp_path / name), quiet=True), **SMALL)
+    assert rows_without_time(tmp_path / "a") == rows_without_time(tmp_path / "b")
+    wa, wb = final_weights(tmp_path / "a"), final_weights(tmp_path / "b")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_resume_equals_one_long_run(tmp_path, pendulum):
+    # Pendulum episodes are 200 steps; epochs of 150 end mid-episode, so the env must be
+    # rebuilt mid-episode from its reset seed and the actions so far.
+    kw = {**SMALL, "steps_per_epoch": 150}
+    full, split = str(tmp_path / "full"), str(tmp_path / "split")
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=full, quiet=True), **{**kw, "epochs": 4})
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=split, quiet=True), **{**kw, "epochs": 2})
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=split, quiet=True), resume=True, **{**kw, "epochs": 4})
+    assert rows_without_time(full) == rows_without_time(split)
+    assert len(rows_without_time(split)) == 4
+    wf, ws = final_weights(full), final_weights(split)
+    assert all(torch.equal(wf[k], ws[k]) for k in wf)
+
+
+def test_existing_run_directory_is_not_overwritten(tmp_path, pendulum):
+    out = str(tmp_path / "run")
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
+    before = open(os.path.join(out, "progress.txt")).read()
+    with pytest.raises(td3.UserError, match="already holds a run"):
+        td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
+    assert open(os.path.join(out, "progress.txt")).read() == before
+
+
+@pytest.mark.parametrize("limit, expect_done", [(5, False), (10, True)])
+def test_truncation_is_stored_as_not_done(tmp_path, monkeypatch, limit, expect_done):
+    # CountEnv terminates at step 7. With a time limit of 5 every episode is truncated
+    # (never done); with 10 every episode terminates (done on its last step).
+    stored = []
+    orig = ReplayBuffer.store
+    monkeypatch.setattr(ReplayBuffer, "store", lambda self, o, a, r, o2, d: (stored.append(d), orig(self, o, a, r, o2, d)))
+    env_fn = lambda: gym.wrappers.TimeLimit(CountEnv(end=7), max_episode_steps=limit)
+    td3.td3(env_fn, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
+            **{**SMALL, "steps_per_epoch": 70, "epochs": 1})
+    ep = 5 if limit == 5 else 7
+    assert stored == [float(expect_done and (i + 1) % ep == 0) for i in range(70)]
+
+
+def test_episode_limit_comes_from_the_env_spec():
+    assert gym.make("BipedalWalker-v3").spec.max_episode_steps == 1600
+
+
+def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
+    out = str(tmp_path / "nan")
+    with pytest.raises(td3.UserError, match=r"epoch 1: LossQ became NaN"):
+        td3.td3(pendulum, q_lr=1e30, pi_lr=1e30, logger_kwargs=dict(output_dir=out, quiet=True),
+                **{**SMALL, "epochs": 1})
+    assert not os.path.exists(os.path.join(out, "ckpt.pt"))
+
+
+def test_short_pendulum_run_learns():
+    """Fixed seeds, 9k env steps: the last epoch's average test return must reach -300
+    (random play is about -1200). Measured: see README "Tests"."""
+    rets = []
+    ac = td3.td3(lambda: gym.make("Pendulum-v1"), seed=0, steps_per_epoch=1500, epochs=6,
+                 start_steps=1000, update_after=500, batch_size=128, num_test_episodes=5,
+                 ac_kwargs=dict(hidden_sizes=(64, 64)),
+                 logger_kwargs=dict(output_dir=os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                                            f"td3_learn_{os.getpid()}"), quiet=True))
+    env = gym.make("Pendulum-v1")
+    for ep in range(5):
+        o, _ = env.reset(seed=1000 + ep)
+        done, ret = False, 0.0
+        while not done:
+            o, r, term, trunc, _ = env.step(ac.act(o))
+            ret, done = ret + r, term or trunc
+        rets.append(ret)
+    assert np.mean(rets) >= -300, rets
+
+
+# ---- bad input: one line on stderr, exit code 2, no traceback ----
+def one_line_error(code, err):
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_unknown_env_suggests_close_ids():
+    msg = one_line_error(*run_cli("--env", "BipedalWalker-v9")[::2])
+    assert "unknown env id 'BipedalWalker-v9'" in msg and "BipedalWalker-v3" in msg
+
+
+def test_discrete_action_space_is_refused(tmp_path):
+    msg = one_line_error(*run_cli("--env", "CartPole-v1", "--data_dir", tmp_path)[::2])
+    assert "Discrete action space" in msg and "Box" in msg
+
+
+@pytest.mark.parametrize("flag", [["--epochs", 0], ["--batch_size", -1], ["--steps_per_epoch", 0]])
+def test_non_positive_counts(flag):
+    msg = one_line_error(*run_cli("--env", "Pendulum-v1", *flag)[::2])
+    assert f"{flag[0]} must be a positive integer" in msg
+
+
+@pytest.mark.parametrize("verb", ["--resume", "--watch"])
+def test_resume_or_watch_without_checkpoint(tmp_path, verb):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text('{"env_id": "Pendulum-v1", "ac_kwargs": {"hidden_sizes": [32, 32]}, "max_ep_len": 200}')
+    msg = one_line_error(*run_cli(verb, run)[::2])
+    assert f"{run} has no" in msg and ("checkpoint" in msg or "ckpt.pt" in msg)
+
+
+def test_cli_refuses_existing_run_and_says_how_to_resume(tmp_path):
+    args = ["--env", "Pendulum-v1", *CLI_SMALL, "--epochs", 1, "--data_dir", tmp_path, "--exp_name", "e"]
+    assert run_cli(*args)[0] == 0
+    msg = one_line_error(*run_cli(*args)[::2])
+    assert "already holds a run" in msg and "--resume" in msg and "--exp_name" in msg
+
+
+def test_cli_resume_and_watch(tmp_path):
+    args = ["--env", "Pendulum-v1", *CLI_SMALL, "--data_dir", tmp_path, "--exp_name", "e"]
+    assert run_cli(*args[:-4], "--epochs", 1, *args[-4:])[0] == 0
+    run = tmp_path / "e" / "e_s0"
+    code, out, err = run_cli("--resume", run, "--epochs", 2)
+    assert code == 0, err
+    assert "resuming at env step 200" in out
+    assert [r[0] for r in read_progress(run / "progress.txt")[1]] == ["1", "2"]
+    code, out, err = run_cli("--watch", run, "--episodes", 2, "--gif", tmp_path / "w.gif")
+    assert code == 0, err
+    assert out.count("return") >= 2 and (tmp_path / "w.gif").read_bytes()[:3] == b"GIF"
