@@ -96,8 +96,14 @@ class EpochLogger:
         os.makedirs(output_dir, exist_ok=True)
         self.output_file = os.path.join(output_dir, output_fname)
         self.header, self.rows = None, []
-        if resume_epochs is not None and os.path.exists(self.output_file):
+        if resume_epochs:
+            if not os.path.exists(self.output_file):
+                raise ValueError(f"{self.output_file} is missing, but the checkpoint is at "
+                                 f"epoch {resume_epochs}")
             self.header, rows = read_progress(self.output_file)
+            if len(rows) < resume_epochs:
+                raise ValueError(f"{self.output_file} has {len(rows)} rows, but the checkpoint "
+                                 f"is at epoch {resume_epochs}")
             self.rows = rows[:resume_epochs]
         self.current_row, self.epoch_dict = {}, {}
 

@@ -218,6 +218,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     max_ep_len = max_ep_len or spec_limit or 1000
     config.update(env_id=env.spec.id if env.spec else str(env), obs_dim=obs_dim, act_dim=act_dim,
                   max_ep_len=max_ep_len, device=str(device), versions=versions())
+    if ckpt is not None:  # check everything before anything in the run directory changes
+        check_ckpt_matches(ckpt, config)
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)  # exploration noise, random actions, env reset seeds
@@ -230,8 +232,11 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     check_memory(nbytes, replay_size, obs_dim, act_dim)
     replay_buffer = ReplayBuffer(obs_dim, act_dim, replay_size, device=device, seed=seed)
 
-    logger = EpochLogger(**{**logger_kwargs, "output_dir": output_dir},
-                         resume_epochs=ckpt["epoch"] if ckpt else None)
+    try:
+        logger = EpochLogger(**{**logger_kwargs, "output_dir": output_dir},
+                             resume_epochs=ckpt["epoch"] if ckpt else None)
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        raise UserError(f"cannot resume: {e}") from None
     update, pi_optimizer, q_optimizer = build_update(
         ac, ac_targ, gamma=gamma, polyak=polyak, pi_lr=pi_lr, q_lr=q_lr,
         target_noise=target_noise, noise_clip=noise_clip, policy_delay=policy_delay,
@@ -269,7 +274,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     t, epoch, n_updates, elapsed, best_ret, held = 0, 0, 0, 0.0, -np.inf, 0
     ep_seed, ep_actions = int(rng.integers(2**31)), []
     if ckpt is not None:
-        check_ckpt_matches(ckpt, config)
+        remove_stale_temp_files(output_dir)
         ac.load_state_dict(ckpt["ac"])
         ac_targ.load_state_dict(ckpt["ac_targ"])
         pi_optimizer.load_state_dict(ckpt["pi_optimizer"])
@@ -328,7 +333,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
         o = o2
         t += 1
         if terminated or truncated:
-            logger.store(EpRet=ep_ret, EpLen=ep_len)
+            logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # plain floats: weights_only
             ep_seed, ep_actions = int(rng.integers(2**31)), []
             (o, _), ep_ret, ep_len = env.reset(seed=ep_seed), 0.0, 0
 
@@ -367,6 +372,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
             print(f"interrupted at env step {t:,}; checkpoint saved. Continue with: "
                   f"python td3.py --resume {output_dir}", file=sys.stderr, flush=True)
             sys.exit(130)
+    interrupt.restore()
     return ac
 
 
@@ -421,7 +427,15 @@ def check_memory(nbytes, replay_size, obs_dim, act_dim):
                         f"available; lower --replay_size")
 
 
-def check_ckpt_matches(ckpt, config):
+CKPT_KEYS = ("ac", "ac_targ", "pi_optimizer", "q_optimizer", "buffer", "rng", "torch_rng", "t",
+             "epoch", "n_updates", "elapsed", "best_ret", "held", "ep_seed", "ep_actions",
+             "epoch_dict")
+
+
+def check_ckpt_matches(ckpt, config, keys=CKPT_KEYS):
+    missing = [k for k in keys if k not in ckpt] if isinstance(ckpt, dict) else ["all"]
+    if missing:
+        raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
     for key in ("env_id", "obs_dim", "act_dim"):
         if ckpt.get(key) != config[key]:
             raise UserError(f"checkpoint is for {key}={ckpt.get(key)}, this run has {config[key]}")
@@ -429,6 +443,13 @@ def check_ckpt_matches(ckpt, config):
     if as_json(ckpt.get("ac_kwargs")) != as_json(config["ac_kwargs"]):
         raise UserError(f"checkpoint networks {ckpt.get('ac_kwargs')} differ from "
                         f"{config['ac_kwargs']}")
+
+
+def remove_stale_temp_files(output_dir):
+    """A kill during an atomic write leaves its temp file; the real file is intact."""
+    for name in os.listdir(output_dir):
+        if ".tmp" in name:
+            os.remove(os.path.join(output_dir, name))
 
 
 def check_finite(logger, ac, epoch, output_dir):
@@ -449,8 +470,10 @@ class install_sigint_handler:
 
     def __init__(self):
         self.requested = False
-        if hasattr(signal, "SIGINT"):
-            signal.signal(signal.SIGINT, self._handle)
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+
+    def restore(self):
+        signal.signal(signal.SIGINT, self.previous)
 
     def _handle(self, signum, frame):
         if self.requested:  # a second Ctrl-C stops at once
@@ -488,7 +511,7 @@ def watch(run_dir, episodes=5, gif=None, which="best", seed=10_000):
     env = make_env(config["env_id"], render_mode=render_mode)()
     ac = core.MLPActorCritic(env.observation_space, env.action_space, **config["ac_kwargs"])
     check_ckpt_matches(ckpt, dict(config, obs_dim=env.observation_space.shape[0],
-                                  act_dim=env.action_space.shape[0]))
+                                  act_dim=env.action_space.shape[0]), keys=("ac",))
     ac.load_state_dict(ckpt["ac"])
     frames, rets = [], []
     for ep in range(episodes):

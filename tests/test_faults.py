@@ -1,0 +1,162 @@
+"""Runs survive faults: SIGKILL at random moments, Ctrl-C, corrupt or foreign files."""
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from conftest import ROOT, run_cli
+from logger import read_progress
+
+ARGS = ["--env", "Pendulum-v1", "--epochs", 6, "--steps_per_epoch", 150, "--start_steps", 100,
+        "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
+        "--replay_size", 10000]
+
+
+def rows_without_time(run):
+    header, rows = read_progress(os.path.join(run, "progress.txt"))
+    i = header.index("Time")
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def snapshot(run):
+    return {n: hashlib.sha256(open(os.path.join(run, n), "rb").read()).hexdigest()
+            for n in sorted(os.listdir(run))}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ref")
+    code, _, err = run_cli(*ARGS, "--data_dir", d, "--exp_name", "r")
+    assert code == 0, err
+    return d / "r" / "r_s0"
+
+
+def popen(*args):
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "td3.py"), *map(str, args)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+def test_sigkill_at_random_moments_then_resume(tmp_path, reference):
+    run = tmp_path / "k" / "k_s0"
+    rnd = random.Random(1234)
+    kills = 0
+    for attempt in range(30):
+        started = (run / "ckpt.pt").exists()
+        p = popen("--resume", run) if started else popen(*ARGS, "--data_dir", tmp_path, "--exp_name", "k")
+        try:
+            p.wait(timeout=rnd.uniform(1.5, 6.0))
+            out, err = p.communicate()
+            assert p.returncode == 0, err
+            break  # it finished
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGKILL)
+            p.communicate()
+            kills += 1
+            if not started and not (run / "ckpt.pt").exists():
+                # killed before its first checkpoint: nothing to resume; start it again
+                for name in os.listdir(run):
+                    os.remove(run / name)
+    assert kills >= 3, "the run finished before it could be killed a few times"
+    assert [r[0] for r in rows_without_time(run)] == [str(e) for e in range(1, 7)]
+    assert rows_without_time(run) == rows_without_time(reference)  # nothing lost or changed
+    torch.load(run / "ckpt.pt", weights_only=True)
+    assert not [n for n in os.listdir(run) if ".tmp" in n]
+
+
+def test_kill_during_checkpoint_write_leaves_old_checkpoint(tmp_path, reference):
+    run = tmp_path / "run"
+    shutil.copytree(reference, run)
+    good = (run / "ckpt.pt").read_bytes()
+    (run / "ckpt.pt.tmp999").write_bytes(good[: len(good) // 3])  # a write cut short
+    code, out, err = run_cli("--resume", run, "--epochs", 7)
+    assert code == 0, err
+    assert not (run / "ckpt.pt.tmp999").exists()
+    assert [r[0] for r in rows_without_time(run)] == [str(e) for e in range(1, 8)]
+
+
+def test_ctrl_c_saves_and_says_how_to_resume(tmp_path, reference):
+    p = popen(*ARGS, "--data_dir", tmp_path, "--exp_name", "c")
+    run = tmp_path / "c" / "c_s0"
+    deadline = time.time() + 120
+    while not (run / "progress.txt").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1].endswith(f"python td3.py --resume {run}")
+    assert "Traceback" not in err
+    code, _, err = run_cli("--resume", run)
+    assert code == 0, err
+    assert rows_without_time(run) == rows_without_time(reference)  # mid-epoch resume is exact
+
+
+def corrupt_cases():
+    def trunc_ckpt(run):
+        data = (run / "ckpt.pt").read_bytes()
+        (run / "ckpt.pt").write_bytes(data[: len(data) // 2])
+
+    def empty_progress(run):
+        (run / "progress.txt").write_text("")
+
+    def short_progress(run):
+        lines = (run / "progress.txt").read_text().splitlines(keepends=True)
+        (run / "progress.txt").write_text("".join(lines[:3]))
+
+    def half_row(run):
+        text = (run / "progress.txt").read_text()
+        (run / "progress.txt").write_text(text[: len(text) - 40])
+
+    def bad_config(run):
+        (run / "config.json").write_text('{"env_id": "Pendulum-v1", ')
+
+    def other_env(run):
+        cfg = json.loads((run / "config.json").read_text())
+        cfg["env_id"] = "MountainCarContinuous-v0"
+        (run / "config.json").write_text(json.dumps(cfg))
+
+    def other_size(run):
+        cfg = json.loads((run / "config.json").read_text())
+        cfg["ac_kwargs"] = {"hidden_sizes": [64, 64]}
+        (run / "config.json").write_text(json.dumps(cfg))
+
+    def evil_ckpt(run):
+        class Evil:
+            def __reduce__(self):
+                return (exec, ("open('PWNED', 'w').write('x')",))
+        torch.save({"ac": Evil()}, run / "ckpt.pt")
+
+    return [(trunc_ckpt, "truncated"), (empty_progress, "empty"), (short_progress, "rows"),
+            (half_row, "different number of columns"), (bad_config, "does not parse"),
+            (other_env, "env_id"), (other_size, "networks"), (evil_ckpt, "refused")]
+
+
+@pytest.mark.parametrize("damage, words", corrupt_cases(), ids=lambda c: getattr(c, "__name__", ""))
+def test_corrupt_or_foreign_files_get_one_line_and_change_nothing(tmp_path, reference, damage, words):
+    run = tmp_path / "run"
+    shutil.copytree(reference, run)
+    damage(run)
+    before = snapshot(run)
+    code, out, err = run_cli("--resume", run, "--epochs", 8)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert words in lines[0]
+    assert snapshot(run) == before
+    assert not os.path.exists(os.path.join(ROOT, "PWNED"))
+
+
+def test_replay_buffer_size_is_stated_and_checked(tmp_path):
+    code, out, err = run_cli(*ARGS, "--epochs", 1, "--data_dir", tmp_path, "--exp_name", "m")
+    assert code == 0 and "replay buffer: 10,000 x 9 floats = 0 MB" in out
+    code, out, err = run_cli(*ARGS, "--replay_size", 10**12, "--data_dir", tmp_path, "--exp_name", "m2")
+    assert code == 2 and "needs 36000.0 GB" in err and "lower --replay_size" in err
+    assert not (tmp_path / "m2").exists() or not os.listdir(tmp_path / "m2")
