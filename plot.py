@@ -159,6 +159,7 @@ def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=
 
 def main(argv=None):
     p = argparse.ArgumentParser(description="Plot learning curves from progress.txt files.")
+    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
     p.add_argument("dirs", nargs="+", help="run directories, or directories above them")
     p.add_argument("--value", "-y", nargs="+", default=["TestEpRet"],
                    help="column(s) to plot, e.g. TestEpRet LossQ (one panel each)")

@@ -586,23 +586,18 @@ def read_config(run_dir):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train, resume or watch a TD3 agent.")
+    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
     p.add_argument("--env", help="Gymnasium env id with Box actions, e.g. BipedalWalker-v3")
     p.add_argument("--hid", type=int, default=256, help="units per hidden layer")
     p.add_argument("--l", type=int, default=2, help="number of hidden layers")
-    p.add_argument("--gamma", type=float)
     p.add_argument("--seed", "-s", type=int, default=0)
-    p.add_argument("--epochs", type=int)
-    p.add_argument("--steps_per_epoch", type=int)
-    p.add_argument("--start_steps", type=int)
-    p.add_argument("--update_after", type=int)
-    p.add_argument("--update_every", type=int)
-    p.add_argument("--batch_size", type=int)
-    p.add_argument("--replay_size", type=int)
-    p.add_argument("--pi_lr", type=float)
-    p.add_argument("--q_lr", type=float)
-    p.add_argument("--act_noise", type=float)
-    p.add_argument("--num_test_episodes", type=int)
-    p.add_argument("--max_ep_len", type=int)
+    # Left unset, these take td3()'s defaults (see its docstring) or ENV_DEFAULTS.
+    for name, typ in [("gamma", float), ("epochs", int), ("steps_per_epoch", int),
+                      ("start_steps", int), ("update_after", int), ("update_every", int),
+                      ("batch_size", int), ("replay_size", int), ("pi_lr", float),
+                      ("q_lr", float), ("act_noise", float), ("num_test_episodes", int),
+                      ("max_ep_len", int)]:
+        p.add_argument(f"--{name}", type=typ, help="default: see td3()'s docstring")
     p.add_argument("--reward_floor", type=float, help="training-only floor on rewards")
     p.add_argument("--stop_return", type=float, help="stop once test return holds here")
     p.add_argument("--stop_epochs", type=int, help="epochs in a row for --stop_return")

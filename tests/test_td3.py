@@ -170,3 +170,8 @@ def test_cli_resume_and_watch(tmp_path):
     code, out, err = run_cli("--watch", run, "--episodes", 2, "--gif", tmp_path / "w.gif")
     assert code == 0, err
     assert out.count("return") >= 2 and (tmp_path / "w.gif").read_bytes()[:3] == b"GIF"
+
+
+def test_malformed_option_is_one_line():
+    msg = one_line_error(*run_cli("--env", "Pendulum-v1", "--epochs", "abc")[::2])
+    assert "invalid int value: 'abc'" in msg
