@@ -429,7 +429,7 @@ def check_memory(nbytes, replay_size, obs_dim, act_dim):
 
 CKPT_KEYS = ("ac", "ac_targ", "pi_optimizer", "q_optimizer", "buffer", "rng", "torch_rng", "t",
              "epoch", "n_updates", "elapsed", "best_ret", "held", "ep_seed", "ep_actions",
-             "epoch_dict")
+             "epoch_dict", "env_id", "obs_dim", "act_dim")
 
 
 def check_ckpt_matches(ckpt, config, keys=CKPT_KEYS):
@@ -437,7 +437,7 @@ def check_ckpt_matches(ckpt, config, keys=CKPT_KEYS):
     if missing:
         raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
     for key in ("env_id", "obs_dim", "act_dim"):
-        if ckpt.get(key) != config[key]:
+        if key in ckpt and ckpt[key] != config[key]:
             raise UserError(f"checkpoint is for {key}={ckpt.get(key)}, this run has {config[key]}")
     as_json = lambda d: json.dumps(dict(d or {}), sort_keys=True)  # tuples and lists alike
     if as_json(ckpt.get("ac_kwargs")) != as_json(config["ac_kwargs"]):
@@ -511,8 +511,11 @@ def watch(run_dir, episodes=5, gif=None, which="best", seed=10_000):
     env = make_env(config["env_id"], render_mode=render_mode)()
     ac = core.MLPActorCritic(env.observation_space, env.action_space, **config["ac_kwargs"])
     check_ckpt_matches(ckpt, dict(config, obs_dim=env.observation_space.shape[0],
-                                  act_dim=env.action_space.shape[0]), keys=("ac",))
-    ac.load_state_dict(ckpt["ac"])
+                                  act_dim=env.action_space.shape[0]), keys=("ac", "env_id"))
+    try:
+        ac.load_state_dict(ckpt["ac"])
+    except RuntimeError:
+        raise UserError(f"{path} holds networks of another shape than {config['ac_kwargs']}") from None
     frames, rets = [], []
     for ep in range(episodes):
         o, _ = env.reset(seed=seed + ep)
