@@ -113,12 +113,14 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
     names = list(curves)
     if legend and len(legend) != len(names):
         raise PlotError(f"--legend got {len(legend)} names for {len(names)} groups: {names}")
+    k = 0  # with --count every run gets its own colour
     for i, name in enumerate(names):
         c, label, color = curves[name], (legend[i] if legend else name), f"C{i}"
         if count:
-            for j, r in enumerate(c["runs"]):
-                ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n), color=color,
-                        alpha=0.8, label=f"{label} ({os.path.basename(r['path'])})")
+            for r in c["runs"]:
+                ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n), color=f"C{k}",
+                        alpha=0.85, label=f"{label}: {os.path.basename(r['path'])}")
+                k += 1
         else:
             ax.plot(c["x"], c["mean"], color=color, label=f"{label} (n={c['n']})")
             ax.fill_between(c["x"], c["mean"] - c["std"], c["mean"] + c["std"],
