@@ -6,7 +6,8 @@ For each env directory under results/ (ablations aside), reads every run's progr
 config.json and prints, per seed, the env steps and wall-clock minutes to the first epoch
 whose AverageTestEpRet reaches the threshold, and the best test return; then the number of
 seeds solved and the median steps to the threshold. Thresholds: the env's reward_threshold
-(BipedalWalker-v3: 300) or, for Pendulum-v1, which has none, -200.
+(BipedalWalker-v3: 300) or, for Pendulum-v1, which has none, -200. Then the same lines for
+the ablation runs in results/ablations, with the critic's bias (estimated minus true value).
 """
 import json
 import os
@@ -20,32 +21,43 @@ from plot import read_table  # noqa: E402
 THRESHOLDS = {"BipedalWalker-v3": 300.0, "Pendulum-v1": -200.0}
 
 
+def runs_under(top):
+    return sorted(root for root, _, files in os.walk(top) if "progress.txt" in files)
+
+
+def report(top, thr):
+    """Print one line per run below ``top``; return the env steps to ``thr`` of those that got there."""
+    steps_to = []
+    for run in runs_under(top):
+        data = read_table(os.path.join(run, "progress.txt"))
+        with open(os.path.join(run, "config.json")) as f:
+            cfg = json.load(f)
+        ret, x = data["AverageTestEpRet"], data["TotalEnvInteracts"]
+        hit = [i for i, v in enumerate(ret) if v >= thr]
+        bias = data["TestQBias"][-10:].mean() if "TestQBias" in data else float("nan")
+        where = (f"{int(x[hit[0]]):>8,} env steps, {data['Time'][hit[0]] / 60:5.1f} min to {thr:g}"
+                 if hit else "not reached")
+        if hit:
+            steps_to.append(x[hit[0]])
+        print(f"  {cfg.get('exp_name', '?')} seed {cfg['seed']}: {where}; best {max(ret):7.1f}; "
+              f"last {ret[-1]:7.1f} at {int(x[-1]):,} steps; TestQBias (last 10 epochs) {bias:+.1f}")
+    return steps_to
+
+
 def main(results=os.path.join(ROOT, "results")):
     for env_id in sorted(os.listdir(results)):
         top = os.path.join(results, env_id)
         if env_id not in THRESHOLDS or not os.path.isdir(top):
             continue
-        thr, steps_to = THRESHOLDS[env_id], []
-        runs = sorted(root for root, _, files in os.walk(top) if "progress.txt" in files)
+        thr = THRESHOLDS[env_id]
         print(f"{env_id} (threshold {thr:g}):")
-        for run in runs:
-            data = read_table(os.path.join(run, "progress.txt"))
-            with open(os.path.join(run, "config.json")) as f:
-                seed = json.load(f)["seed"]
-            ret = data["AverageTestEpRet"]
-            hit = [i for i, v in enumerate(ret) if v >= thr]
-            best = max(ret)
-            if hit:
-                i = hit[0]
-                steps_to.append(data["TotalEnvInteracts"][i])
-                print(f"  seed {seed}: {int(data['TotalEnvInteracts'][i]):>8,} env steps, "
-                      f"{data['Time'][i] / 60:5.1f} min to {thr:g}; best {best:7.1f}; "
-                      f"ran {int(data['TotalEnvInteracts'][-1]):,} steps")
-            else:
-                print(f"  seed {seed}: not reached in {int(data['TotalEnvInteracts'][-1]):,} "
-                      f"steps; best {best:7.1f}")
+        steps_to = report(top, thr)
         med = f"{statistics.median(steps_to):,.0f}" if steps_to else "n/a"
-        print(f"  solved {len(steps_to)} of {len(runs)} seeds; median env steps to {thr:g}: {med}")
+        print(f"  solved {len(steps_to)} of {len(runs_under(top))} seeds; median env steps to {thr:g}: {med}")
+    ablations = os.path.join(results, "ablations")
+    if os.path.isdir(ablations):
+        print("ablations, BipedalWalker-v3 (threshold 300):")
+        report(ablations, 300.0)
 
 
 if __name__ == "__main__":
