@@ -45,6 +45,24 @@ class UserError(Exception):
     """A mistake in what the user asked for; the CLI prints it as one line and exits 2."""
 
 
+def critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """The critics' loss: each critic's mean squared error against one shared TD target.
+
+    ``q1``/``q2`` are the live critics on (s, a), ``q1_targ``/``q2_targ`` the target
+    critics on (s', a'), all (B,) like ``r`` and ``d``. The target is trick 1's minimum and
+    it is the same for both critics; a port that gives Q2 ``r + gamma * Q2'`` instead
+    trains Q2 on exactly the overestimation the minimum exists to remove. (Notebook 4
+    swaps this function for such ports' versions to show what they do to a run.)
+    """
+    with torch.no_grad():
+        backup = core.clipped_double_q_target(r, d, q1_targ, q2_targ, gamma, twin)  # trick 1
+    assert q1.shape == backup.shape, f"Q {tuple(q1.shape)} vs target {tuple(backup.shape)}"
+    loss_q = ((q1 - backup) ** 2).mean()
+    if twin:
+        loss_q = loss_q + ((q2 - backup) ** 2).mean()
+    return loss_q
+
+
 def build_update(ac, ac_targ, gamma=0.98, polyak=0.995, pi_lr=1e-3, q_lr=1e-3,
                  target_noise=0.2, noise_clip=0.5, policy_delay=2, twin=True, logger=None):
     """Make the optimizers and the ``update(data, timer)`` function of TD3.
@@ -73,15 +91,9 @@ def build_update(ac, ac_targ, gamma=0.98, polyak=0.995, pi_lr=1e-3, q_lr=1e-3,
         with torch.no_grad():
             a2 = core.smoothed_target_action(ac_targ.pi(o2), target_noise, noise_clip,
                                              act_low, act_high, act_scale)           # trick 3
+            q1_targ = ac_targ.q1(o2, a2)
             q2_targ = ac_targ.q2(o2, a2) if twin else None
-            backup = core.clipped_double_q_target(r, d, ac_targ.q1(o2, a2), q2_targ,
-                                                  gamma, twin)                        # trick 1
-        assert q1.shape == backup.shape, f"Q {tuple(q1.shape)} vs target {tuple(backup.shape)}"
-        # Both critics regress onto the same target.
-        loss_q = ((q1 - backup) ** 2).mean()
-        if twin:
-            loss_q = loss_q + ((q2 - backup) ** 2).mean()
-        return loss_q, q1, q2
+        return critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin), q1, q2
 
     def compute_loss_pi(data):
         o = data["obs"]

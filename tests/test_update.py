@@ -80,6 +80,28 @@ def test_update_rejects_column_shaped_rewards():
         update(b, timer=1)
 
 
+def test_both_critics_regress_onto_the_one_shared_target():
+    # Q2's target critic is far more optimistic than Q1's; TD3's target is the minimum
+    # for both critics, so critics that already sit on it have zero loss. The port's bug
+    # (Q2 regressing onto r + gamma * Q2') would leave Q2 a loss of 100.
+    r, d = torch.tensor([1.0, -1.0, 0.5]), torch.tensor([0.0, 1.0, 0.0])
+    q1_targ, q2_targ = torch.tensor([2.0, 3.0, -1.0]), torch.tensor([12.0, 13.0, 9.0])
+    y = r + 0.9 * (1 - d) * torch.min(q1_targ, q2_targ)
+    assert td3.critic_loss(y.clone(), y.clone(), r, d, q1_targ, q2_targ, 0.9).item() == 0.0
+    own = r + 0.9 * (1 - d) * q2_targ
+    loss = td3.critic_loss(y.clone(), own, r, d, q1_targ, q2_targ, 0.9)
+    assert loss.item() == pytest.approx(((own - y) ** 2).mean().item())
+    # --no_twin: Q2 is ignored and Q1' alone forms the target.
+    assert td3.critic_loss(r + 0.9 * (1 - d) * q1_targ, None, r, d, q1_targ, None, 0.9,
+                           twin=False).item() == 0.0
+
+
+def test_critic_loss_rejects_column_shaped_values():
+    r, d, q = torch.zeros(4), torch.zeros(4), torch.zeros(4)
+    with pytest.raises(AssertionError, match="vs target"):
+        td3.critic_loss(q.unsqueeze(1), q.unsqueeze(1), r, d, q, q, 0.9)  # (B, 1) critics
+
+
 # Tolerance: the two updates do the same math, but fused Adam and the foreach lerp round
 # differently from default Adam and copy_(tau * p + (1 - tau) * t); over a few updates the
 # parameters agree to 1e-5 absolute (measured max difference is about 1e-7).
