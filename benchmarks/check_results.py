@@ -2,12 +2,14 @@
 
     python benchmarks/check_results.py
 
-For each env directory under results/ (ablations aside), reads every run's progress.txt and
+For each env directory under results/ (comparisons aside), reads every run's progress.txt and
 config.json and prints, per seed, the env steps and wall-clock minutes to the first epoch
 whose AverageTestEpRet reaches the threshold, and the best test return; then the number of
 seeds solved and the median steps to the threshold. Thresholds: the env's reward_threshold
 (BipedalWalker-v3: 300) or, for Pendulum-v1, which has none, -200. Then the same lines for
-the ablation runs in results/ablations, with the critic's bias (estimated minus true value).
+the BipedalWalker-v3 comparison runs: results/ablations (each trick switched off) and
+results/defaults (the TD3 authors' discount and learning rates against ours), each line with
+the critic's bias (estimated minus true value) over the run's last 10 epochs.
 """
 import json
 import os
@@ -54,10 +56,11 @@ def main(results=os.path.join(ROOT, "results")):
         steps_to = report(top, thr)
         med = f"{statistics.median(steps_to):,.0f}" if steps_to else "n/a"
         print(f"  solved {len(steps_to)} of {len(runs_under(top))} seeds; median env steps to {thr:g}: {med}")
-    ablations = os.path.join(results, "ablations")
-    if os.path.isdir(ablations):
-        print("ablations, BipedalWalker-v3 (threshold 300):")
-        report(ablations, 300.0)
+    for name in ("ablations", "defaults"):
+        top = os.path.join(results, name)
+        if os.path.isdir(top):
+            print(f"{name}, BipedalWalker-v3 (threshold 300):")
+            report(top, 300.0)
 
 
 if __name__ == "__main__":
