@@ -4,7 +4,8 @@
 
 For each env directory under results/ (comparisons aside), reads every run's progress.txt and
 config.json and prints, per seed, the env steps and wall-clock minutes to the first epoch
-whose AverageTestEpRet reaches the threshold, and the best test return; then the number of
+whose AverageTestEpRet reaches the threshold, the best test return, and how many of the
+later epochs stayed at the threshold (with the lowest return among them); then the number of
 seeds solved and the median steps to the threshold. Thresholds: the env's reward_threshold
 (BipedalWalker-v3: 300) or, for Pendulum-v1, which has none, -200. Then the same lines for
 the BipedalWalker-v3 comparison runs: results/ablations (each trick switched off) and
@@ -41,8 +42,14 @@ def report(top, thr):
                  if hit else "not reached")
         if hit:
             steps_to.append(x[hit[0]])
+        # Staying solved: of the epochs after the first one at thr, how many are at thr too,
+        # and the lowest test return among them.
+        after = ret[hit[0] + 1:] if hit else ret[:0]
+        held = (f"; after it {int((after >= thr).sum())} of {len(after)} epochs >= {thr:g}, "
+                f"lowest {after.min():.1f}" if len(after) else "")
         print(f"  {cfg.get('exp_name', '?')} seed {cfg['seed']}: {where}; best {max(ret):7.1f}; "
-              f"last {ret[-1]:7.1f} at {int(x[-1]):,} steps; TestQBias (last 10 epochs) {bias:+.1f}")
+              f"last {ret[-1]:7.1f} at {int(x[-1]):,} steps; TestQBias (last 10 epochs) {bias:+.1f}"
+              f"{held}")
     return steps_to
 
 
