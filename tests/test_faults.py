@@ -35,11 +35,9 @@ def snapshot(run):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     d = tmp_path_factory.mktemp("ref")
-    t0 = time.time()
     code, _, err = run_cli(*ARGS, "--data_dir", d, "--exp_name", "r")
     assert code == 0, err
-    # how long a whole run takes on this machine, right now
-    return SimpleNamespace(run=d / "r" / "r_s0", wall_s=time.time() - t0)
+    return SimpleNamespace(run=d / "r" / "r_s0")
 
 
 def popen(*args):
@@ -48,17 +46,32 @@ def popen(*args):
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 
+def rows_written(run):
+    try:
+        with open(os.path.join(run, "progress.txt")) as f:
+            return max(0, sum(1 for line in f if line.endswith("\n")) - 1)
+    except FileNotFoundError:
+        return 0
+
+
 def test_sigkill_at_random_moments_then_resume(tmp_path, reference):
-    # Kill times are drawn relative to a whole run's wall time, so the test holds on a
-    # slow or busy machine: some kills land before the first checkpoint, most mid-run.
+    # The first kill lands while the run starts (before its first checkpoint); each later
+    # one a random fraction of an epoch after the resumed run has written a new row, so the
+    # kills fall mid-run however busy the machine is. Epoch time: the reference's Time column.
     run = tmp_path / "k" / "k_s0"
+    header, rows = read_progress(os.path.join(reference.run, "progress.txt"))
+    epoch_s = float(rows[-1][header.index("Time")]) / len(rows)
     rnd = random.Random(1234)
     kills = 0
     for attempt in range(5):
         started = (run / "ckpt.pt").exists()
+        target = min(rows_written(run) + 1, 5) if attempt else 0
         p = popen("--resume", run) if started else popen(*ARGS, "--data_dir", tmp_path, "--exp_name", "k")
+        deadline = time.time() + 120
+        while p.poll() is None and rows_written(run) < target and time.time() < deadline:
+            time.sleep(0.02)
         try:
-            p.wait(timeout=rnd.uniform(0.3, 0.9) * reference.wall_s)
+            p.wait(timeout=rnd.uniform(0.05, 0.9) * epoch_s)
         except subprocess.TimeoutExpired:
             p.send_signal(signal.SIGKILL)
             kills += 1
