@@ -52,8 +52,7 @@ def report(top, thr):
         held = (f"; after it {int((after >= thr).sum())} of {len(after)} epochs >= {thr:g}, "
                 f"lowest {after.min():.1f}" if len(after) else "")
         print(f"  {cfg.get('exp_name', '?')} seed {cfg['seed']}: {where}; best {max(ret):7.1f}; "
-              f"last {ret[-1]:7.1f} at {int(x[-1]):,} steps; {bias}"
-              f"{held}")
+              f"last {ret[-1]:7.1f} at {int(x[-1]):,} steps; {bias}{held}")
     return steps_to
 
 
