@@ -134,14 +134,34 @@ def random_batches(n, batch_size=256, obs_dim=24, act_dim=4, seed=1):
                  done=(torch.rand(batch_size, generator=g) < 0.05).float()) for _ in range(n)]
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc, updates=200):
+    """The command line shared by the update benchmarks; sets torch's thread count."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--repeats", type=int, default=7)
-    p.add_argument("--updates", type=int, default=200, help="updates per timed block")
+    p.add_argument("--updates", type=int, default=updates, help="updates per timed block")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    return args
+
+
+def time_interleaved(fns, repeats, updates):
+    """Call each of ``fns`` (name -> function doing ``updates`` updates) once to warm up,
+    then ``repeats`` rounds of each in turn; return name -> list of updates/s."""
+    for fn in fns.values():
+        fn()
+    rates = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            rates[name].append(updates / (time.perf_counter() - t0))
+    return rates
+
+
+def main():
+    args = parse_args(__doc__)
     _, _, update, ref = make_pair()
     batches = random_batches(args.updates)
     timer = [0]
@@ -155,20 +175,13 @@ def main():
         for b in batches:
             ref.train_on(b)
 
-    ours(), reference()  # warm-up
-    rates = {"reference": [], "ours": []}
-    for _ in range(args.repeats):
-        for name, fn in (("reference", reference), ("ours", ours)):
-            t0 = time.perf_counter()
-            fn()
-            rates[name].append(args.updates / (time.perf_counter() - t0))
+    rates = time_interleaved({"reference": reference, "ours": ours}, args.repeats, args.updates)
     med = {k: statistics.median(v) for k, v in rates.items()}
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, obs 24, act 4, "
           f"hidden (256, 256), batch 256, policy_delay 2, {args.repeats} repeats x {args.updates} updates")
     for k in ("reference", "ours"):
         print(f"{k:>9}: median {med[k]:7.1f} updates/s  (min {min(rates[k]):.1f}, max {max(rates[k]):.1f})")
     print(f"speedup_vs_reference={med['ours'] / med['reference']:.2f}")
-
 
 if __name__ == "__main__":
     main()

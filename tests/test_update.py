@@ -83,7 +83,7 @@ def test_update_rejects_column_shaped_rewards():
 def test_both_critics_regress_onto_the_one_shared_target():
     # Q2's target critic is far more optimistic than Q1's; TD3's target is the minimum
     # for both critics, so critics that already sit on it have zero loss. The port's bug
-    # (Q2 regressing onto r + gamma * Q2') would leave Q2 a loss of 100.
+    # (Q2 regressing onto r + gamma * Q2') would leave Q2 a loss of 54.
     r, d = torch.tensor([1.0, -1.0, 0.5]), torch.tensor([0.0, 1.0, 0.0])
     q1_targ, q2_targ = torch.tensor([2.0, 3.0, -1.0]), torch.tensor([12.0, 13.0, 9.0])
     y = r + 0.9 * (1 - d) * torch.min(q1_targ, q2_targ)
@@ -91,6 +91,7 @@ def test_both_critics_regress_onto_the_one_shared_target():
     own = r + 0.9 * (1 - d) * q2_targ
     loss = td3.critic_loss(y.clone(), own, r, d, q1_targ, q2_targ, 0.9)
     assert loss.item() == pytest.approx(((own - y) ** 2).mean().item())
+    assert loss.item() == pytest.approx(54.0)
     # --no_twin: Q2 is ignored and Q1' alone forms the target.
     assert td3.critic_loss(r + 0.9 * (1 - d) * q1_targ, None, r, d, q1_targ, None, 0.9,
                            twin=False).item() == 0.0
