@@ -229,7 +229,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), seed=0,
     spec_limit = getattr(env.spec, "max_episode_steps", None) if env.spec else None
     max_ep_len = max_ep_len or spec_limit or 1000
     config.update(env_id=env.spec.id if env.spec else str(env), obs_dim=obs_dim, act_dim=act_dim,
-                  max_ep_len=max_ep_len, device=str(device), versions=versions())
+                  max_ep_len=max_ep_len, device=str(device), versions=versions(),
+                  torch_threads=torch.get_num_threads(), cpu=cpu_model())
     if ckpt is not None:  # check everything before anything in the run directory changes
         check_ckpt_matches(ckpt, config)
 
@@ -496,6 +497,18 @@ class install_sigint_handler:
 def format_seconds(s):
     s = int(max(0, s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+def cpu_model():
+    """The CPU's name: determinism holds only for one CPU model and one torch thread count."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def versions():
