@@ -14,7 +14,8 @@ loop's ``update`` in ``td3.py``.
 Shapes, everywhere in this project: observations ``(B, obs_dim)``, actions ``(B, act_dim)``,
 rewards, done flags and Q values ``(B,)``. A critic that returned ``(B, 1)`` would broadcast
 against ``(B,)`` rewards to ``(B, B)`` and the agent would quietly never learn; the target
-functions below assert the shapes so that mistake fails loudly instead.
+functions below check the shapes (``check_same_shape``, a real error that ``python -O``
+keeps, not an ``assert``) so that mistake fails loudly instead.
 
 Nothing here touches an environment, the replay buffer or a file.
 """
@@ -37,7 +38,7 @@ class Actor(nn.Module):
 
     def __init__(self, obs_dim, act_dim, hidden_sizes, activation, act_low, act_high):
         super().__init__()
-        self.pi = mlp([obs_dim, *hidden_sizes, act_dim], activation, nn.Tanh)
+        self.net = mlp([obs_dim, *hidden_sizes, act_dim], activation, nn.Tanh)
         low = torch.as_tensor(act_low, dtype=torch.float32)
         high = torch.as_tensor(act_high, dtype=torch.float32)
         # Buffers, not parameters: they move with .to(device) and are saved, never trained.
@@ -45,7 +46,7 @@ class Actor(nn.Module):
         self.register_buffer("act_bias", (high + low) / 2)
 
     def forward(self, obs):
-        return self.act_scale * self.pi(obs) + self.act_bias
+        return self.act_scale * self.net(obs) + self.act_bias
 
 
 class QFunction(nn.Module):
@@ -53,10 +54,10 @@ class QFunction(nn.Module):
 
     def __init__(self, obs_dim, act_dim, hidden_sizes, activation):
         super().__init__()
-        self.q = mlp([obs_dim + act_dim, *hidden_sizes, 1], activation)
+        self.net = mlp([obs_dim + act_dim, *hidden_sizes, 1], activation)
 
     def forward(self, obs, act):
-        return self.q(torch.cat([obs, act], dim=-1)).squeeze(-1)
+        return self.net(torch.cat([obs, act], dim=-1)).squeeze(-1)
 
 
 class MLPActorCritic(nn.Module):
@@ -80,6 +81,18 @@ class MLPActorCritic(nn.Module):
         return self.pi(obs).cpu().numpy()
 
 
+class ShapeError(ValueError):
+    """Tensors that would broadcast into a wrong shape instead of failing."""
+
+
+def check_same_shape(**tensors):
+    """Raise ShapeError unless every tensor has the same 1-D (B,) shape."""
+    shapes = {name: tuple(x.shape) for name, x in tensors.items()}
+    if len(set(shapes.values())) != 1 or len(next(iter(shapes.values()))) != 1:
+        raise ShapeError("TD target shapes differ (all must be (B,)): " +
+                         ", ".join(f"{n} {s}" for n, s in shapes.items()))
+
+
 # ---------------------------------------------------------------------------------------
 # Trick 1: Clipped double-Q learning
 #
@@ -99,8 +112,7 @@ def clipped_double_q_target(r, d, q1_targ, q2_targ, gamma, twin=True):
     """
     q_targ = torch.min(q1_targ, q2_targ) if twin else q1_targ
     # The (B,) + (B, 1) -> (B, B) broadcast is the classic silent killer of TD3 ports.
-    assert r.shape == d.shape == q_targ.shape and r.dim() == 1, \
-        f"TD target shapes differ: r {tuple(r.shape)}, d {tuple(d.shape)}, Q' {tuple(q_targ.shape)}"
+    check_same_shape(r=r, d=d, q_targ=q_targ)
     return r + gamma * (1 - d) * q_targ
 
 

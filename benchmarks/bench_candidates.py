@@ -46,7 +46,7 @@ def variant(ac, ac_targ, change):
 
 
 def compile_nets(m):
-    m.pi.pi, m.q1.q, m.q2.q = torch.compile(m.pi.pi), torch.compile(m.q1.q), torch.compile(m.q2.q)
+    m.pi.net, m.q1.net, m.q2.net = torch.compile(m.pi.net), torch.compile(m.q1.net), torch.compile(m.q2.net)
 
 
 def relu_inplace(m):
@@ -56,7 +56,7 @@ def relu_inplace(m):
 
 
 def dot_head(m):
-    for q in (m.q1.q, m.q2.q):
+    for q in (m.q1.net, m.q2.net):
         q[4] = DotHead(q[4])
 
 
@@ -67,12 +67,12 @@ def main():
                "relu_inplace": variant(ac, ac_targ, relu_inplace),
                "dot_head": variant(ac, ac_targ, dot_head)}
     batches = random_batches(args.updates)
-    timer = [0]
+    n_updates = [0]
 
     def run(update):
         for b in batches:
-            timer[0] += 1
-            update(b, timer[0])
+            n_updates[0] += 1
+            update(b, n_updates[0])
 
     def bf16():
         torch.backends.mkldnn.matmul.fp32_precision = "bf16"

@@ -74,9 +74,9 @@ class PlainTD3:
         def copy_mlp(dst_layers, src_seq):
             for dst, src in zip(dst_layers, [m for m in src_seq if isinstance(m, nn.Linear)]):
                 dst.load_state_dict(src.state_dict())
-        copy_mlp([self.actor.l1, self.actor.l2, self.actor.l3], ac.pi.pi)
-        copy_mlp([self.critic.l1, self.critic.l2, self.critic.l3], ac.q1.q)
-        copy_mlp([self.critic.l4, self.critic.l5, self.critic.l6], ac.q2.q)
+        copy_mlp([self.actor.l1, self.actor.l2, self.actor.l3], ac.pi.net)
+        copy_mlp([self.critic.l1, self.critic.l2, self.critic.l3], ac.q1.net)
+        copy_mlp([self.critic.l4, self.critic.l5, self.critic.l6], ac.q2.net)
         self.actor_target = copy.deepcopy(self.actor)
         self.critic_target = copy.deepcopy(self.critic)
 
@@ -164,12 +164,12 @@ def main():
     args = parse_args(__doc__)
     _, _, update, ref = make_pair()
     batches = random_batches(args.updates)
-    timer = [0]
+    n_updates = [0]
 
     def ours():
         for b in batches:
-            timer[0] += 1
-            update(b, timer[0])
+            n_updates[0] += 1
+            update(b, n_updates[0])
 
     def reference():
         for b in batches:

@@ -36,7 +36,7 @@ def test_target_catches_the_B_by_B_broadcast():
     r, d = torch.zeros(5), torch.zeros(5)
     q_column = torch.zeros(5, 1)  # a critic that forgot to squeeze
     assert (r + q_column).shape == (5, 5)  # what would silently happen without the check
-    with pytest.raises(AssertionError, match="shapes"):
+    with pytest.raises(core.ShapeError, match="shapes"):
         core.clipped_double_q_target(r, d, q_column, q_column, 0.99)
 
 

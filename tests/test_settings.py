@@ -1,0 +1,192 @@
+"""One home per setting: range checks, the CLI and the Python API agree, swap points, no global
+side effects, and rows pinned from a short run."""
+import json
+import os
+import signal
+from dataclasses import fields
+
+import gymnasium as gym
+import pytest
+import torch
+
+import core
+import td3
+from benchmarks import port_mistakes
+from conftest import SMALL, run_cli
+import logger
+from logger import read_progress
+
+# One invalid value per setting, each breaking its field's rule.
+BAD = dict(seed=-1, steps_per_epoch=0, epochs=0, replay_size=0, gamma=1.5, polyak=1.0,
+           pi_lr=0.0, q_lr=-1e-3, batch_size=0, start_steps=-5, update_after=-1,
+           update_every=0, act_noise=-0.1, target_noise=-0.2, noise_clip=-0.5,
+           policy_delay=0, twin="maybe", reward_floor="abc", num_test_episodes=0,
+           max_ep_len=0, stop_return="nan", stop_epochs=0, save_freq=0, device="tpu")
+
+
+def test_every_setting_has_a_bad_value_here():
+    assert set(BAD) == {f.name for f in fields(td3.Hyperparameters)}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_value_is_one_line_and_writes_nothing(name, tmp_path, capsys):
+    argv = ["--env", "Pendulum-v1", f"--{name}", str(BAD[name]), "--data_dir", str(tmp_path)]
+    with pytest.raises((td3.UserError, SystemExit)) as e:
+        td3.main(argv)
+    msg = str(e.value) if e.type is td3.UserError else capsys.readouterr().err.strip()
+    if e.type is SystemExit:
+        assert e.value.code == 2
+    assert len(msg.splitlines()) == 1 and f"--{name}" in msg, msg
+    assert os.listdir(tmp_path) == []
+
+
+def test_bad_value_from_the_command_line(tmp_path):
+    code, out, err = run_cli("--env", "Pendulum-v1", "--gamma", 1.5, "--data_dir", tmp_path)
+    assert code == 2 and err.strip() == "error: --gamma must be in (0, 1], got 1.5"
+    assert os.listdir(tmp_path) == []
+
+
+def test_batch_larger_than_buffer_is_refused(tmp_path):
+    with pytest.raises(td3.UserError, match=r"batch_size \(64\) must be at most replay_size \(32\)"):
+        td3.td3(lambda: gym.make("Pendulum-v1"), batch_size=64, replay_size=32,
+                logger_kwargs=dict(output_dir=str(tmp_path / "r")))
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a torch without CUDA")
+def test_unavailable_device_is_one_line(tmp_path):
+    code, out, err = run_cli("--env", "Pendulum-v1", "--device", "cuda", "--data_dir", tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "device 'cuda' is not available" in err and "available: cpu" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_and_python_api_write_the_same_config(tmp_path):
+    # BipedalWalker-v3's per-env defaults (reward floor, early stop) must reach both paths.
+    small = ["--epochs", 1, "--steps_per_epoch", 60, "--start_steps", 60, "--update_after", 50,
+             "--batch_size", 16, "--num_test_episodes", 1, "--max_ep_len", 30, "--hid", 16,
+             "--replay_size", 1000]
+    code, _, err = run_cli("--env", "BipedalWalker-v3", *small, "--data_dir", tmp_path / "cli")
+    assert code == 0, err
+    kwargs = {k.lstrip("-"): v for k, v in zip(small[::2], small[1::2]) if k != "--hid"}
+    td3.td3(lambda: gym.make("BipedalWalker-v3"), ac_kwargs=dict(hidden_sizes=(16, 16)),
+            logger_kwargs=dict(output_dir=str(tmp_path / "api"), quiet=True), **kwargs)
+    cli = json.loads(next((tmp_path / "cli").glob("*/*/config.json")).read_text())
+    api = json.loads((tmp_path / "api" / "config.json").read_text())
+    assert cli["reward_floor"] == api["reward_floor"] == -10.0
+    assert cli["stop_return"] == api["stop_return"] == 300.0
+    paths = {"logger_kwargs", "torch_threads"}  # where it writes; the CLI test runs 1 thread
+    assert {k: v for k, v in cli.items() if k not in paths} == \
+           {k: v for k, v in api.items() if k not in paths}
+
+
+def test_config_records_threads_and_cpu(tmp_path, pendulum):
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **SMALL)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["torch_threads"] == torch.get_num_threads()
+    assert config["cpu"] == logger.cpu_model() and config["cpu"]
+
+
+def test_sigint_handler_is_the_callers_again_after_a_nan_stop(tmp_path, pendulum):
+    mine = lambda signum, frame: None
+    previous = signal.signal(signal.SIGINT, mine)
+    try:
+        with pytest.raises(td3.UserError, match="NaN"):
+            td3.td3(pendulum, q_lr=1e30, pi_lr=1e30, **{**SMALL, "epochs": 1},
+                    logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
+        assert signal.getsignal(signal.SIGINT) is mine
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# ---- swap points: each injected mistake really changes the update's numbers ----
+def one_update(**swaps):
+    torch.manual_seed(0)
+    box = gym.spaces.Box(-1, 1, (3,), "float32")
+    ac = core.MLPActorCritic(box, gym.spaces.Box(-1, 1, (2,), "float32"), hidden_sizes=(16, 16))
+    ac_targ = core.MLPActorCritic(box, gym.spaces.Box(-1, 1, (2,), "float32"), hidden_sizes=(16, 16))
+    g = torch.Generator().manual_seed(1)
+    batch = dict(obs=torch.randn(32, 3, generator=g), act=torch.rand(32, 2, generator=g) * 2 - 1,
+                 rew=torch.randn(32, generator=g), obs2=torch.randn(32, 3, generator=g),
+                 done=torch.zeros(32))
+    update, _, _ = td3.build_update(ac, ac_targ, **swaps)
+    torch.manual_seed(2)
+    update(batch, n_updates=2)
+    return torch.cat([p.detach().flatten() for p in ac.parameters()])
+
+
+@pytest.mark.parametrize("swap", [dict(critic_loss=port_mistakes.q2_own_target),
+                                  dict(critic_loss=port_mistakes.column_critics),
+                                  dict(target_action=port_mistakes.shared_noise)],
+                         ids=lambda s: next(iter(s.values())).__name__)
+def test_each_swapped_mistake_changes_the_update(swap):
+    right = one_update()
+    assert torch.equal(right, one_update(critic_loss=td3.critic_loss,
+                                         target_action=core.smoothed_target_action))
+    assert (one_update(**swap) - right).abs().max() > 1e-4
+
+
+def test_done_flag_swap_reaches_the_buffer(tmp_path, monkeypatch):
+    stored = []
+    orig = td3.ReplayBuffer.store
+    monkeypatch.setattr(td3.ReplayBuffer, "store",
+                        lambda self, o, a, r, o2, d: (stored.append(d), orig(self, o, a, r, o2, d)))
+    td3.td3(lambda: gym.make("Pendulum-v1"), done_flag=port_mistakes.truncation_as_death,
+            logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **{**SMALL, "epochs": 1})
+    assert stored[199] == 1.0 and sum(stored) == 1.0  # Pendulum's 200-step limit, stored as death
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["done_flag"] == "benchmarks.port_mistakes:truncation_as_death"
+
+
+def test_swap_points_from_the_command_line_and_on_resume(tmp_path):
+    small = ["--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 200, "--start_steps", 100,
+             "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
+             "--replay_size", 10000, "--data_dir", tmp_path, "--exp_name", "p"]
+    code, _, err = run_cli(*small, "--target_action", "benchmarks.port_mistakes:shared_noise")
+    assert code == 0, err
+    run = tmp_path / "p" / "p_s0"
+    assert json.loads((run / "config.json").read_text())["target_action"] == \
+        "benchmarks.port_mistakes:shared_noise"
+    env_id, kwargs, _ = td3.parse_cli(["--resume", str(run), "--epochs", "2"])
+    assert kwargs["target_action"] is port_mistakes.shared_noise  # the run keeps its mistake
+    assert kwargs["critic_loss"] is td3.critic_loss
+    code, _, err = run_cli(*small[:-4], "--critic_loss", "benchmarks.port_mistakes:nope")
+    assert code == 2 and "cannot load 'benchmarks.port_mistakes:nope'" in err
+
+
+# ---- the algorithm's numbers, pinned ----
+PINNED = os.path.join(os.path.dirname(__file__), "pinned_rows.json")
+
+
+def short_pinned_run(out):
+    td3.td3(lambda: gym.make("Pendulum-v1"), seed=5, logger_kwargs=dict(output_dir=out, quiet=True),
+            **{**SMALL, "epochs": 3, "start_steps": 200})
+    header, rows = read_progress(os.path.join(out, "progress.txt"))
+    t = header.index("Time")
+    return dict(header=header[:t] + header[t + 1:], rows=[r[:t] + r[t + 1:] for r in rows])
+
+
+def test_a_short_run_writes_the_pinned_rows(tmp_path):
+    """tests/pinned_rows.json holds a short run's rows as the code wrote them when it was
+    made (regenerate: python tests/test_settings.py). On the CPU model and thread count it
+    records, every value must match; elsewhere floating-point reduction order differs, so
+    only what the random warm-up decides (episode returns before any update) is compared."""
+    pinned = json.load(open(PINNED))
+    now = short_pinned_run(str(tmp_path))
+    assert now["header"] == pinned["header"]
+    if (pinned["cpu"], pinned["torch_threads"]) == (logger.cpu_model(), torch.get_num_threads()):
+        assert now["rows"] == pinned["rows"]
+    else:
+        ep_ret = pinned["header"].index("AverageEpRet")
+        assert now["rows"][0][ep_ret] == pinned["rows"][0][ep_ret]
+
+
+if __name__ == "__main__":
+    import tempfile
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as d:
+        out = dict(short_pinned_run(os.path.join(d, "r")), cpu=logger.cpu_model(),
+                   torch_threads=torch.get_num_threads())
+    with open(PINNED, "w") as f:
+        json.dump(out, f, indent=1)
+    print(f"wrote {PINNED}")

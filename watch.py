@@ -1,0 +1,130 @@
+"""Replay a trained agent: print its returns, show it in a window, or write a GIF. No training.
+
+    python watch.py results/BipedalWalker-v3/td3-BipedalWalker-v3_s1            # its actor.pt
+    python watch.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0 --gif walker.gif
+    python watch.py RUN_DIR --last                  # the last checkpoint, not the best epoch
+    python watch.py RUN_DIR --save_actor actor.pt   # a small actor-only file to share
+
+``python td3.py --watch RUN_DIR`` does the same. What it can load, in a run directory:
+``actor.pt`` (actor weights only, what results/ ships), else ``best.pt`` (the actor-critic of
+the best test epoch), else ``ckpt.pt``; or any of these files given directly. Every file is
+loaded with ``torch.load(..., weights_only=True)``: tensors and plain values, no code.
+Episodes are deterministic (no exploration noise) and seeded, so a replay is repeatable.
+"""
+import argparse
+import os
+import sys
+
+import gymnasium as gym
+import numpy as np
+
+import core
+from logger import UserError, load_checkpoint, read_config, save_checkpoint
+
+
+def find_weights(path, last=False):
+    """The weights file to replay and the run directory it belongs to."""
+    if os.path.isfile(path):
+        return path, os.path.dirname(path) or "."
+    if not os.path.isdir(path):
+        raise UserError(f"{path} is neither a run directory nor a weights file")
+    names = ["ckpt.pt"] if last else ["actor.pt", "best.pt", "ckpt.pt"]
+    for name in names:
+        if os.path.exists(os.path.join(path, name)):
+            return os.path.join(path, name), path
+    raise UserError(f"{path} has no checkpoint ({' or '.join(names)}) to watch")
+
+
+def load_actor(path, last=False):
+    """An MLPActorCritic whose actor holds the saved weights, its config and the file used."""
+    weights, run_dir = find_weights(path, last)
+    config = read_config(run_dir)
+    try:
+        saved = load_checkpoint(weights)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if not isinstance(saved, dict) or not ("pi" in saved or "ac" in saved):
+        raise UserError(f"{weights} holds no actor weights")
+    if saved.get("env_id", config["env_id"]) != config["env_id"]:
+        raise UserError(f"{weights} is for {saved['env_id']}, its run for {config['env_id']}")
+    env = gym.make(config["env_id"])
+    ac = core.MLPActorCritic(env.observation_space, env.action_space, **config["ac_kwargs"])
+    env.close()
+    pi = saved["pi"] if "pi" in saved else {k[3:]: v for k, v in saved["ac"].items()
+                                            if k.startswith("pi.")}
+    # Files written before core.py named the inner networks ``net`` called it ``pi``.
+    pi = {k.replace("pi.", "net.", 1) if k.startswith("pi.") else k: v for k, v in pi.items()}
+    try:
+        ac.pi.load_state_dict(pi)
+    except RuntimeError:
+        raise UserError(f"{weights} holds networks of another shape than "
+                        f"{config['ac_kwargs']}") from None
+    return ac, config, weights, saved
+
+
+def watch(path, episodes=5, gif=None, which="best", seed=10_000):
+    """Run deterministic episodes of a saved agent; print each return; render or write a GIF."""
+    ac, config, weights, saved = load_actor(path, last=which == "last")
+    render_mode = "rgb_array" if gif else ("human" if os.environ.get("DISPLAY") else None)
+    env = gym.make(config["env_id"], render_mode=render_mode)
+    frames, rets = [], []
+    for ep in range(episodes):
+        o, _ = env.reset(seed=seed + ep)
+        done, ep_ret, ep_len = False, 0.0, 0
+        while not done:
+            o, r, terminated, truncated, _ = env.step(ac.act(o))
+            ep_ret, ep_len = ep_ret + r, ep_len + 1
+            done = terminated or truncated or ep_len == config["max_ep_len"]
+            if gif and ep == 0 and ep_len % 2 == 0:
+                frames.append(env.render())
+        rets.append(ep_ret)
+        print(f"episode {ep + 1}: return {ep_ret:.1f}, length {ep_len}", flush=True)
+    print(f"average return over {episodes} episodes: {np.mean(rets):.1f} "
+          f"(std {np.std(rets):.1f}) from {weights} (epoch {saved.get('epoch')})")
+    if gif:
+        write_gif(frames, gif)
+        print(f"wrote {gif} ({len(frames)} frames of episode 1)")
+    env.close()
+    return rets
+
+
+def save_actor(path, out, last=False):
+    """Write the actor's weights alone (a few hundred KB) with what is needed to rebuild it."""
+    ac, config, weights, saved = load_actor(path, last)
+    save_checkpoint(dict(pi=ac.pi.state_dict(), env_id=config["env_id"],
+                         ac_kwargs=config["ac_kwargs"], epoch=saved.get("epoch"),
+                         test_return=saved.get("test_return")), out)
+    print(f"wrote {out} ({os.path.getsize(out) / 1e3:.0f} KB): the actor of {weights} "
+          f"(epoch {saved.get('epoch')})")
+
+
+def write_gif(frames, path, scale=0.5, fps=25):
+    from PIL import Image
+    imgs = [Image.fromarray(f) for f in frames]
+    size = (int(imgs[0].width * scale), int(imgs[0].height * scale))
+    imgs = [im.resize(size).convert("P", palette=Image.ADAPTIVE, colors=64) for im in imgs]
+    imgs[0].save(path, save_all=True, append_images=imgs[1:], duration=int(1000 / fps), loop=0)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="Replay a trained TD3 agent.")
+    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
+    p.add_argument("path", help="a run directory, or an actor.pt / best.pt / ckpt.pt in one")
+    p.add_argument("--episodes", type=int, default=5)
+    p.add_argument("--gif", metavar="FILE", help="write episode 1 as a GIF")
+    p.add_argument("--last", action="store_true", help="ckpt.pt (the last epoch), not the best")
+    p.add_argument("--save_actor", metavar="FILE", help="write an actor-only weights file")
+    args = p.parse_args(argv)
+    if args.episodes < 1:
+        raise UserError(f"--episodes must be a positive integer, got {args.episodes}")
+    if args.save_actor:
+        return save_actor(args.path, args.save_actor, args.last)
+    watch(args.path, episodes=args.episodes, gif=args.gif, which="last" if args.last else "best")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
