@@ -101,12 +101,12 @@ def group_curves(runs, value, xaxis, smooth_n=1):
             inside = (xs >= x.min()) & (xs <= x.max())
             ys[i, inside] = np.interp(xs[inside], x, y)
         out[name] = dict(x=xs, mean=np.nanmean(ys, axis=0), std=np.nanstd(ys, axis=0),
-                         runs=members, n=len(members))
+                         runs=members, n=len(members), have=(~np.isnan(ys)).sum(axis=0))
     return out
 
 
 def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=1,
-               count=False, legend=None, hline=None):
+               count=False, legend=None, hline=None, legend_out=False):
     """Draw one panel on a matplotlib ``ax``; returns the resolved column name."""
     value, xaxis = resolve_column(runs, value), resolve_column(runs, xaxis)
     curves = group_curves(runs, value, xaxis, smooth_n)
@@ -122,7 +122,15 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
                         alpha=0.85, label=f"{label}: {os.path.basename(r['path'])}")
                 k += 1
         else:
-            ax.plot(c["x"], c["mean"], color=color, label=f"{label} (n={c['n']})")
+            # Solid where every run has data; dotted where some had stopped (fewer seeds).
+            full = c["have"] == c["n"]
+            ax.plot(c["x"], np.where(full, c["mean"], np.nan), color=color,
+                    label=f"{label} (n={c['n']})")
+            if not full.all():
+                last_full = np.flatnonzero(full)[-1] if full.any() else 0
+                part = np.arange(len(full)) >= last_full
+                ax.plot(c["x"][part], c["mean"][part], color=color, linestyle=":",
+                        label=f"{label}: fewer runs (some stopped)")
             ax.fill_between(c["x"], c["mean"] - c["std"], c["mean"] + c["std"],
                             color=color, alpha=0.2)
     if hline is not None:
@@ -130,23 +138,35 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
     ax.set_xlabel(xaxis)
     ax.set_ylabel(value)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if legend_out:  # beside the panel, never over the curves
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=8)
     return value
 
 
 def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=1,
                count=False, legend=None, select=None, exclude=None, hline=None, title=None,
-               out=None):
+               out=None, xmax=None, ylim=None, legend_out=False):
     """The whole CLI as a function: one panel per value; saves to ``out`` if given."""
     import matplotlib
     if out or not os.environ.get("DISPLAY"):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = get_datasets(dirs, select, exclude)
-    fig, axes = plt.subplots(1, len(values), figsize=(6.5 * len(values), 4.5), squeeze=False)
+    if xmax is not None:  # e.g. compare runs of different lengths on their common part
+        x = resolve_column(runs, xaxis)
+        for r in runs:
+            keep = r["data"][x] <= xmax
+            r["data"] = {k: v[keep] for k, v in r["data"].items()}
+    width = 6.5 + (2.5 if legend_out else 0)
+    fig, axes = plt.subplots(1, len(values), figsize=(width * len(values), 4.5), squeeze=False)
     for ax, value in zip(axes[0], values):
         col = plot_value(ax, runs, value, xaxis, smooth_n, count, legend,
-                         hline if value in ("TestEpRet", "EpRet", "AverageTestEpRet") else None)
+                         hline if value in ("TestEpRet", "EpRet", "AverageTestEpRet") else None,
+                         legend_out)
+        if ylim:
+            ax.set_ylim(*ylim)
         ax.set_title(title or col)
     fig.tight_layout()
     if out:
@@ -173,12 +193,16 @@ def main(argv=None):
     p.add_argument("--count", action="store_true", help="one line per run, not mean +- std")
     p.add_argument("--hline", type=float, help="a dashed line at this return (e.g. 300)")
     p.add_argument("--title", help="panel title (default: the column)")
+    p.add_argument("--xmax", type=float, help="only rows with x at most this")
+    p.add_argument("--ylim", type=float, nargs=2, metavar=("LOW", "HIGH"), help="y range")
+    p.add_argument("--legend_out", action="store_true", help="legend beside the panel")
     p.add_argument("--out", "-o", help="write the figure to this file instead of a window")
     args = p.parse_args(argv)
     if args.smooth < 1:
         raise PlotError(f"--smooth must be a positive integer, got {args.smooth}")
     make_plots(args.dirs, args.value, args.xaxis, args.smooth, args.count, args.legend,
-               args.select, args.exclude, args.hline, args.title, args.out)
+               args.select, args.exclude, args.hline, args.title, args.out, args.xmax,
+               args.ylim, args.legend_out)
     if args.out:
         print(f"wrote {args.out}")
 
