@@ -1,4 +1,5 @@
 """td3(): run files, Gymnasium semantics, determinism, resume, learning, CLI errors."""
+import importlib.util
 import os
 
 import gymnasium as gym
@@ -130,6 +131,14 @@ def one_line_error(code, err):
 def test_unknown_env_suggests_close_ids():
     msg = one_line_error(*run_cli("--env", "BipedalWalker-v9")[::2])
     assert "unknown env id 'BipedalWalker-v9'" in msg and "BipedalWalker-v3" in msg
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mujoco") is not None, reason="mujoco is installed")
+def test_missing_mujoco_names_the_pinned_install_line(tmp_path):
+    msg = one_line_error(*run_cli("--env", "Hopper-v5", "--data_dir", tmp_path)[::2])
+    assert msg == ('error: env \'Hopper-v5\' needs MuJoCo: pip install '
+                   '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"')
+    assert not os.listdir(tmp_path)
 
 
 def test_discrete_action_space_is_refused(tmp_path):
