@@ -440,8 +440,8 @@ class ProgressLine:
     On a terminal it is one line redrawn in place twice a second. Elsewhere (a notebook, a
     log file) it prints a plain line after ``first`` seconds and then every ``every``
     seconds, so the output stays short; ``quiet`` turns it off. Our own few lines rather than
-    tqdm: no extra dependency, and the time left is estimated from the learning phase only
-    (the random warm-up runs ~70x faster and would make any average rate useless).
+    tqdm: no extra dependency, and the time left is estimated only from steps taken while the
+    networks train (the steps before run ~70x faster and would make any average rate useless).
     """
 
     def __init__(self, total_steps, start_step=0, quiet=False, stream=None, first=3.0, every=30.0):
@@ -454,21 +454,24 @@ class ProgressLine:
         self.rate = None  # env steps/s while learning, smoothed
         self.drawn = False
 
-    def update(self, t, learning, last_return):
-        """Called every env step; does nothing until the next line is due (~100 ns)."""
+    def update(self, t, phase, last_return, updating):
+        """Called every env step; does nothing until the next line is due (~100 ns).
+
+        ``phase`` names what the run is doing; ``updating`` says the networks are being
+        trained, so the rate now is the rate of the rest of the run (before that, steps are
+        ~70x faster and a time-left estimate would mean nothing)."""
         now = time.monotonic()
         if self.quiet or now < self.next_time:
             return
         dt = max(now - self.last_time, 1e-9)
         rate = (t - self.last_step) / dt
-        if learning:  # smoothed over ~10 s: updates come in bursts of update_every
+        if updating:  # smoothed over ~10 s: updates come in bursts of update_every
             w = min(1.0, dt / 10.0) if self.rate else 1.0
             self.rate = rate = (1 - w) * (self.rate or 0.0) + w * rate
-        left = f"~{format_seconds((self.total - t) / rate)} left" if learning and rate > 0 \
-            else "time left: after the warm-up"
+        left = f"~{format_seconds((self.total - t) / rate)} left" if updating and rate > 0 \
+            else "time left: once updates start"
         ret = "no episode ended yet" if last_return is None else f"last episode {last_return:.1f}"
-        line = (f"env step {t:,}/{self.total:,} | {'learning' if learning else 'random warm-up'} | "
-                f"{rate:,.0f} steps/s | {ret} | {left}")
+        line = f"env step {t:,}/{self.total:,} | {phase} | {rate:,.0f} steps/s | {ret} | {left}"
         if self.tty:
             self.stream.write("\r\x1b[K" + line)
             self.drawn = True

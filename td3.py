@@ -357,7 +357,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                 for _ in range(hp.update_every):
                     s.n_updates += 1
                     update(replay_buffer.sample_batch(hp.batch_size), s.n_updates)
-            progress.update(s.t, s.t >= hp.start_steps, last_return)
+            progress.update(s.t, "random warm-up" if s.t < hp.start_steps else "learning",
+                            last_return, updating=s.t >= hp.update_after)
 
             if s.t % hp.steps_per_epoch == 0:
                 s.epoch += 1

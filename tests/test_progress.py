@@ -38,17 +38,17 @@ def test_terminal_line_is_redrawn_in_place(monkeypatch):
     fake_time(monkeypatch, clock)
     out = TTY()
     line = ProgressLine(10_000, stream=out)
-    line.update(50, False, None)              # not due yet: nothing drawn
+    line.update(50, "random warm-up", None, False)     # not due yet: nothing drawn
     assert out.getvalue() == ""
     clock.now += 0.6
-    line.update(3000, False, None)
+    line.update(3000, "random warm-up", None, False)
     clock.now += 0.6
-    line.update(3100, True, -97.5)
+    line.update(3100, "learning", -97.5, True)
     text = out.getvalue()
     assert text.count("\r\x1b[K") == 2 and "\n" not in text
     first, second = text.split("\r\x1b[K")[1:]
     assert "env step 3,000/10,000 | random warm-up | 5,000 steps/s" in first
-    assert "no episode ended yet" in first and "time left: after the warm-up" in first
+    assert "no episode ended yet" in first and "time left: once updates start" in first
     assert "learning" in second and "last episode -97.5" in second and "left" in second
     line.clear()
     assert out.getvalue().endswith("\r\x1b[K")
@@ -61,14 +61,14 @@ def test_log_file_gets_a_line_every_30_seconds(monkeypatch):
     line = ProgressLine(100_000, stream=out)
     for t in range(1, 20_001):               # 20,000 steps over 100 s
         clock.now += 0.005
-        line.update(t, t > 10_000, -50.0 if t > 5000 else None)
+        line.update(t, "learning", -50.0 if t > 5000 else None, t > 10_000)
     lines = out.getvalue().splitlines()
     assert 3 <= len(lines) <= 5, lines       # first after 3 s, then every 30 s
     assert all(ln.startswith("env step ") for ln in lines)
     silent = io.StringIO()
     quiet = ProgressLine(100, quiet=True, stream=silent)
     clock.now += 60
-    quiet.update(100, True, 0.0)
+    quiet.update(100, "learning", 0.0, True)
     assert silent.getvalue() == ""
 
 
