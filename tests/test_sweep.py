@@ -1,0 +1,388 @@
+"""sweep.py: a grid of td3.py runs on Ray that finishes, resumes exactly after Ctrl-C or a
+kill, reports a failing run while the others finish, and runs the same way on a Ray head
+started here. All of Ray's traffic stays on 127.0.0.1, which the tests check.
+
+td3.py imports this module when a sweep names the env "tests.test_sweep:SweepExploding-v0"
+(Gymnasium's "module:EnvId" form), so it imports nothing of the project at the top.
+"""
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.envs.classic_control.pendulum import PendulumEnv
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = ["--hid", 32, "--steps_per_epoch", 200, "--epochs", 3, "--start_steps", 100,
+         "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1,
+         "--replay_size", 10_000]  # a few seconds a run
+TINY = ["--env", "Pendulum-v1", *SMALL]
+GRID = [*TINY, "--seeds", 0, 1, "--variants", "td3", "ddpg"]
+DDPG = "td3-Pendulum-v1-no_twin-no_delay-no_smoothing"
+RUNS = ["td3-Pendulum-v1/td3-Pendulum-v1_s0", "td3-Pendulum-v1/td3-Pendulum-v1_s1",
+        f"{DDPG}/{DDPG}_s0", f"{DDPG}/{DDPG}_s1"]
+
+
+class Exploding(PendulumEnv):
+    """Pendulum whose rewards overflow float32 in the replay buffer: the critic's loss is
+    inf at the first update and td3.py stops with its "LossQ became NaN or inf" error."""
+
+    def step(self, a):
+        o, r, terminated, truncated, info = super().step(a)
+        return o, r * 1e39, terminated, truncated, info
+
+
+gym.register("SweepExploding-v0", entry_point=f"{__name__}:Exploding", max_episode_steps=200)
+
+
+# ------------------------------------------------------------------------------------------
+# Helpers: running sweeps, reading runs, watching processes and sockets
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """The environment of every sweep here: its own Ray temp dir (short: Ray's socket paths
+    must fit in 107 characters) and a HOME of its own, to see that nothing lands in ~/.ray."""
+    ray_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")
+    home = tmp_path_factory.mktemp("home")
+    yield {**os.environ, "RAY_TMPDIR": ray_tmp, "HOME": str(home), "OMP_NUM_THREADS": "1"}
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def sweep_cmd(*args):
+    return [sys.executable, os.path.join(ROOT, "sweep.py"), *map(str, args)]
+
+
+def run_sweep(env, *args, timeout=600):
+    p = subprocess.run(sweep_cmd(*args), capture_output=True, text=True, timeout=timeout,
+                       cwd=ROOT, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def start_sweep(env, *args):
+    """A sweep in a session of its own, as a terminal runs it: signals go to its group."""
+    return subprocess.Popen(sweep_cmd(*args), cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def rows_written(data_dir):
+    n = 0
+    for path in glob.glob(os.path.join(data_dir, "*", "*", "progress.txt")):
+        with open(path) as f:
+            n += max(0, sum(1 for line in f if line.endswith("\n")) - 1)
+    return n
+
+
+def wait_for(predicate, p=None, timeout=300):
+    deadline = time.time() + timeout
+    while not predicate():
+        assert p is None or p.poll() is None, f"the sweep ended early: {p.communicate()}"
+        assert time.time() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def progress(run):
+    """progress.txt rows without the Time column."""
+    with open(os.path.join(run, "progress.txt")) as f:
+        rows = [line.rstrip("\n").split("\t") for line in f]
+    i = rows[0].index("Time")
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def config(run):
+    with open(os.path.join(run, "config.json")) as f:
+        c = json.load(f)
+    c.pop("logger_kwargs")  # holds the run's own path
+    return c
+
+
+def actor(run):
+    import torch
+    return torch.load(os.path.join(run, "ckpt.pt"), weights_only=True)["ac"]
+
+
+def snapshot(data_dir):
+    out = {}
+    for path in sorted(glob.glob(os.path.join(data_dir, "**"), recursive=True)):
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out[path] = (hashlib.sha256(f.read()).hexdigest(), os.stat(path).st_mtime_ns)
+    return out
+
+
+def process_tree(pid):
+    """pid and all its descendants (from /proc)."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    tree, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        tree.add(p)
+        todo += children.get(p, [])
+    return tree
+
+
+def alive(pids):
+    out = set()
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    out.add(p)
+        except OSError:
+            pass
+    return out
+
+
+def assert_loopback_only(pids):
+    """Every TCP or UDP socket of these processes is on 127.0.0.1: listening there, and
+    talking to nothing else."""
+    if not shutil.which("ss"):  # iproute2, on every machine of this project's kind
+        warnings.warn("no ss command: Ray's sockets were not checked")
+        return
+    out = subprocess.run(["ss", "-tuanpH"], capture_output=True, text=True).stdout
+    seen = 0
+    for line in out.splitlines():
+        owners = {int(x.split("=")[1]) for x in line.split("users:")[-1].split(",")
+                  if x.startswith("pid=")} if "users:" in line else set()
+        if not owners & pids:
+            continue
+        seen += 1
+        local, peer = (a.rsplit(":", 1)[0].strip("[]").replace("::ffff:", "")
+                       for a in line.split()[4:6])
+        assert local == "127.0.0.1", f"a socket off loopback: {line}"
+        assert peer in ("127.0.0.1", "*", "0.0.0.0", "::"), f"a socket off loopback: {line}"
+    assert seen, "found no socket of the sweep's processes"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------------------
+# A 2-seed x 2-variant sweep on a private Ray instance
+# ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory, env):
+    """The grid swept once, uninterrupted; its sockets checked while it runs."""
+    data = tmp_path_factory.mktemp("grid")
+    p = start_sweep(env, *GRID, "--data_dir", data)
+    wait_for(lambda: rows_written(data) > 0, p)
+    assert_loopback_only(process_tree(p.pid))
+    out, err = p.communicate(timeout=600)
+    return dict(data=data, code=p.returncode, out=out, err=err)
+
+
+def test_sweep_finishes_every_run_as_td3_py_would(grid, env, tmp_path):
+    assert grid["code"] == 0, grid["err"]
+    for run in RUNS:
+        files = set(os.listdir(grid["data"] / run))
+        assert {"config.json", "progress.txt", "ckpt.pt", "best.pt", "sweep.log"} <= files
+        assert [r[0] for r in progress(grid["data"] / run)] == ["Epoch", "1", "2", "3"]
+    # Each run is what python td3.py writes for the same command, config and numbers alike.
+    args = [*TINY, "--seed", 1, "--no_twin", "--no_delay", "--no_smoothing",
+            "--data_dir", tmp_path, "--threads", 1]
+    code = subprocess.run([sys.executable, "td3.py", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True).returncode
+    assert code == 0
+    by_hand = tmp_path / RUNS[3]
+    assert config(by_hand) == config(grid["data"] / RUNS[3])
+    assert progress(by_hand) == progress(grid["data"] / RUNS[3])
+    # What a person reads at the end: a table per variant and the plot command, which works.
+    assert "| Pendulum-v1 | td3 | 2/2 | no threshold |" in grid["out"]
+    assert "| Pendulum-v1 | ddpg | 2/2 | no threshold |" in grid["out"]
+    plot = [ln for ln in grid["out"].splitlines() if ln.startswith("python plot.py")]
+    assert len(plot) == 1 and "--legend td3 ddpg" in plot[0]
+    png = tmp_path / "grid.png"
+    cmd = plot[0].replace("python", sys.executable, 1).rsplit("--out", 1)[0] + f"--out {png}"
+    assert subprocess.run(cmd, shell=True, cwd=ROOT, env=env).returncode == 0
+    assert png.stat().st_size > 0
+    # The private Ray instance had a token of its own; none was written to ~/.ray.
+    assert not os.path.exists(os.path.join(env["HOME"], ".ray"))
+
+
+def test_rerun_of_a_finished_sweep_changes_nothing(grid, env):
+    before = snapshot(grid["data"])
+    code, out, err = run_sweep(env, *GRID, "--data_dir", grid["data"])
+    assert code == 0, err
+    assert "4 finished, 0 to resume, 0 to start" in out
+    assert "Ray" not in out  # no Ray started, no run trained
+    assert snapshot(grid["data"]) == before
+
+
+def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_path):
+    data, sweep = tmp_path / "data", [*TINY, "--seeds", 0, 1, "--variants", "ddpg"]
+    # Ctrl-C in a terminal: SIGINT to the sweep's process group, once a run has a checkpoint.
+    p = start_sweep(env, *sweep, "--data_dir", data)
+    wait_for(lambda: glob.glob(str(data / "*" / "*" / "ckpt.pt")), p)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 130, err
+    assert "run the same command again to continue" in err
+    # A power cut, once the rerun has written a new table row: SIGKILL to the sweep's group
+    # and to the runs. Ray's workers, each in a process group of its own, must then go by
+    # themselves: nothing of the killed sweep may live on to race the rerun.
+    rows = rows_written(data)
+    p = start_sweep(env, *sweep, "--data_dir", data)
+    wait_for(lambda: rows_written(data) > rows, p)
+    tree = process_tree(p.pid)
+    os.killpg(p.pid, signal.SIGKILL)
+    for pid in tree:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"td3.py" in f.read():
+                os.kill(pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    wait_for(lambda: not alive(tree), timeout=60)
+
+    code, out, err = run_sweep(env, *sweep, "--data_dir", data)
+    assert code == 0, err
+    assert "2 finished" not in out.splitlines()[0]  # the kills did leave work to do
+    for run in RUNS[2:]:  # the same runs as in the grid swept without a stop
+        assert progress(data / run) == progress(grid["data"] / run)
+        assert config(data / run) == config(grid["data"] / run)
+        a, b = actor(data / run), actor(grid["data"] / run)
+        assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+
+
+def test_failing_run_is_retried_then_reported_and_the_others_finish(env, tmp_path):
+    code, out, err = run_sweep(env, "--env", "Pendulum-v1", "tests.test_sweep:SweepExploding-v0",
+                               *SMALL, "--seeds", 0, "--retries", 1, "--data_dir", tmp_path)
+    assert code == 1, err
+    exp = "td3-tests.test_sweep:SweepExploding-v0"
+    bad = tmp_path / exp / f"{exp}_s0"
+    failed = [ln for ln in out.splitlines() if ln.startswith("failed:")]
+    assert failed and all("LossQ became NaN or inf" in ln for ln in failed)
+    with open(bad / "sweep.log") as f:
+        assert f.read().count("=== sweep.py") == 2  # the first try and one retry
+    good = tmp_path / "td3-Pendulum-v1/td3-Pendulum-v1_s0"
+    assert [r[0] for r in progress(good)] == ["Epoch", "1", "2", "3"]
+    assert "| Pendulum-v1 | td3 | 1/1 |" in out
+    assert "| tests.test_sweep:SweepExploding-v0 | td3 | 0/1 |" in out
+
+
+# ------------------------------------------------------------------------------------------
+# The cluster path: a Ray head started here, on loopback, with a token
+# ------------------------------------------------------------------------------------------
+def test_sweep_on_a_ray_cluster(env, tmp_path):
+    """What README tells a cluster user to do, on one machine: ray start --head, then
+    sweep.py --address. The head gets its own port, temp dir and token; stopping it stops
+    only what it started (never ray stop, which stops every Ray on the machine)."""
+    port, temp = free_port(), tempfile.mkdtemp(prefix="rh", dir="/tmp")
+    cluster_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+                   "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # head on 127.0.0.1 only
+    head = subprocess.Popen(  # ray start, run by this very Python
+        [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block",
+         "--port", str(port), "--node-ip-address", "127.0.0.1", "--temp-dir", temp,
+         "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
+        env=cluster_env, start_new_session=True, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        def gcs_up():
+            assert head.poll() is None, head.communicate()[0]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        wait_for(gcs_up, timeout=120)
+        data = tmp_path / "shared"  # on a real cluster: a path every node mounts
+        code, out, err = run_sweep(cluster_env, *TINY, "--seeds", 0, "--variants", "td3",
+                                   "no_twin", "--address", f"127.0.0.1:{port}",
+                                   "--data_dir", data)
+        assert code == 0, err
+        assert f"cluster at 127.0.0.1:{port}" in out
+        for run in ("td3-Pendulum-v1/td3-Pendulum-v1_s0",
+                    "td3-Pendulum-v1-no_twin/td3-Pendulum-v1-no_twin_s0"):
+            assert [r[0] for r in progress(data / run)] == ["Epoch", "1", "2", "3"]
+            with open(data / run / "config.json") as f:
+                assert json.load(f)["logger_kwargs"]["output_dir"] == str(data / run)
+        assert not glob.glob(str(data / ".sweep-*"))  # the shared-path check cleaned up
+        assert_loopback_only(process_tree(head.pid))
+    finally:
+        tree = process_tree(head.pid)
+        head.send_signal(signal.SIGTERM)  # ray start --block then stops what it started
+        try:
+            head.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.communicate()
+        wait_for(lambda: not alive(tree), timeout=60)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input: one line, exit 2, before Ray starts; and the summary's arithmetic
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["--env", "Pendulum-v1", "--seeds", 0, "--variants", "td4"], "invalid choice: 'td4'"),
+    (["--env", "Pendulm-v1", "--seeds", 0], "unknown env id 'Pendulm-v1'"),
+    (["--env", "Pendulum-v1"], "the following arguments are required: --seeds"),
+    (["--env", "Pendulum-v1", "--seeds"], "expected at least one argument"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--exp_name", "x"], "--exp_name is set by sweep.py"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--seed", 1], "give the seeds with --seeds"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--epochs", 0], "epochs must be a positive integer"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--retries", -1], "--retries must be zero or more"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--variants", "td3", "no_smoothing",
+      "--target_noise", 0], "variants td3 and no_smoothing are the same run"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, capsys, tmp_path):
+    import sweep
+    try:
+        code = sweep.cli([*map(str, args), "--data_dir", str(tmp_path)])
+    except SystemExit as e:  # argparse's own errors
+        code = e.code
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
+    assert "ray" not in sys.modules  # Ray was never started, nor imported
+    assert not os.listdir(tmp_path)
+
+
+def test_run_directory_of_another_configuration_is_refused(grid, env):
+    code, out, err = run_sweep(env, *GRID, "--gamma", 0.9, "--data_dir", grid["data"])
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "belongs to a different configuration (gamma is 0.98 there, 0.9 here)" in err
+
+
+def test_summary_counts_threshold_and_steps_to_it(tmp_path):
+    import sweep
+
+    def run(seed, returns, state="finished"):
+        d = tmp_path / f"s{seed}"
+        d.mkdir()
+        rows = [f"{i + 1}\t{r}\t{(i + 1) * 10_000}\t{i + 1.0}" for i, r in enumerate(returns)]
+        (d / "progress.txt").write_text(
+            "Epoch\tAverageTestEpRet\tTotalEnvInteracts\tTime\n" + "\n".join(rows) + "\n")
+        return dict(env="BipedalWalker-v3", variant="td3", seed=seed, run_dir=str(d),
+                    total=100_000, state=state)
+
+    runs = [run(0, [-100, 310, 290]), run(1, [-90, 100, 280, 305]), run(2, [0, 250], "new")]
+    assert sweep.summarize(runs)[2] == (
+        "| BipedalWalker-v3 | td3 | 2/3 | 2/3 (>= 300) | 30,000 | 281.7 ± 23.2 "
+        "| 288.3 ± 27.2 |")
+    (plot,) = sweep.plot_commands(runs, "data")
+    assert "--hline 300" in plot and "--legend td3" in plot
+    line = sweep.progress_line(runs, [runs[2]])
+    assert "runs: 2 done, 0 running, 0 failed, 1 waiting | 90,000 env steps" in line
