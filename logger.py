@@ -25,6 +25,7 @@ import os
 import pickle
 import platform
 import signal
+import subprocess
 import sys
 import time
 import types
@@ -116,7 +117,23 @@ def run_metadata():
     versions = dict(python=platform.python_version(), torch=torch.__version__,
                     gymnasium=gymnasium.__version__, numpy=np.__version__,
                     matplotlib=matplotlib.__version__)
-    return dict(versions=versions, torch_threads=torch.get_num_threads(), cpu=cpu_model())
+    return dict(versions=versions, torch_threads=torch.get_num_threads(), cpu=cpu_model(),
+                git=git_commit())
+
+
+def git_commit():
+    """The commit of the code that trains, and whether its tracked files had changes that
+    were not committed; None outside a git checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head, status = (subprocess.run(["git", *cmd], cwd=here, capture_output=True, text=True,
+                                       timeout=30)
+                        for cmd in (["rev-parse", "HEAD"], ["status", "--porcelain", "-uno"]))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode or status.returncode:
+        return None
+    return dict(commit=head.stdout.strip(), uncommitted_changes=bool(status.stdout.strip()))
 
 
 def cpu_model():
@@ -134,7 +151,7 @@ def name_of(fn):
 
 
 def load_function(name):
-    """The function a ``module:function`` name (e.g. ``benchmarks.port_mistakes:shared_noise``) names."""
+    """The function a ``module:function`` name (e.g. ``notebooks.port_mistakes:shared_noise``) names."""
     import importlib
     module, _, qualname = name.partition(":")
     try:

@@ -44,6 +44,7 @@ import numpy as np
 
 import td3
 from logger import read_progress
+from notebooks.port_mistakes import RUNS as MISTAKES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,6 +56,16 @@ VARIANTS = {
     "no_smoothing": ["--no_smoothing"],
     "ddpg": ["--no_twin", "--no_delay", "--no_smoothing"],
 }
+# The classic mistakes of a port (notebooks/port_mistakes.py), one per run, each under its
+# own name: td3-<env>-<mistake>, so that none reads as TD3 in plots and summaries.
+VARIANTS.update(MISTAKES)
+
+
+def variant_options(variant, env_id):
+    if variant in MISTAKES:
+        return [*MISTAKES[variant], "--exp_name", f"td3-{env_id}-{variant}"]
+    return VARIANTS[variant]
+
 
 # td3.py options that sweep.py sets for each run itself, and what to do instead.
 ABLATION_HINT = "pick ablations with --variants " + " ".join(VARIANTS)
@@ -92,8 +103,9 @@ def parse_args(argv=None):
     p.add_argument("--env", nargs="+", required=True, help="Gymnasium env id(s)")
     p.add_argument("--seeds", nargs="+", type=int, required=True, help="e.g. 0 1 2 3 4")
     p.add_argument("--variants", nargs="+", default=["td3"], choices=list(VARIANTS),
-                   help="td3 (the default), one trick off (no_twin, no_delay, no_smoothing) "
-                        "or all three off (ddpg)")
+                   help="td3 (the default), one trick off (no_twin, no_delay, no_smoothing), "
+                        "all three off (ddpg), or one mistake of a port ("
+                        + ", ".join(MISTAKES) + ")")
     p.add_argument("--data_dir", default="data", help="where the run directories go")
     p.add_argument("--address", help="a running Ray cluster, HOST:PORT or auto (default: a "
                                      "private Ray instance on this machine)")
@@ -133,7 +145,8 @@ def plan_runs(args, td3_options):
         for env_id, env in envs.items():
             for variant in dict.fromkeys(args.variants):
                 # The variant's flags last: they win over an option that sets the same field.
-                argv = ["--env", env_id, "--seed", str(seed), *td3_options, *VARIANTS[variant],
+                argv = ["--env", env_id, "--seed", str(seed), *td3_options,
+                        *variant_options(variant, env_id),
                         "--data_dir", args.data_dir, "--threads", "1"]
                 try:
                     _, kwargs, run_dir = td3.parse_cli(argv)

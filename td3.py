@@ -425,7 +425,7 @@ def discounted_returns(rews, gamma):
 CKPT_KEYS = ("ac", "ac_targ", "pi_optimizer", "q_optimizer", "buffer", "rng", "torch_rng",
              "epoch_dict", "env_id", "obs_dim", "act_dim", *(f.name for f in fields(LoopState)))
 MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
-                        "torch_threads", "cpu")
+                        "torch_threads", "cpu", "git")
 
 
 def replay_episode(env, seed, actions):

@@ -11,7 +11,7 @@ import torch
 
 import core
 import td3
-from benchmarks import port_mistakes
+from notebooks import port_mistakes
 from conftest import SMALL, run_cli
 import logger
 from logger import read_progress
@@ -135,23 +135,23 @@ def test_done_flag_swap_reaches_the_buffer(tmp_path, monkeypatch):
             logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **{**SMALL, "epochs": 1})
     assert stored[199] == 1.0 and sum(stored) == 1.0  # Pendulum's 200-step limit, stored as death
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["done_flag"] == "benchmarks.port_mistakes:truncation_as_death"
+    assert config["done_flag"] == "notebooks.port_mistakes:truncation_as_death"
 
 
 def test_swap_points_from_the_command_line_and_on_resume(tmp_path):
     small = ["--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 200, "--start_steps", 100,
              "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
              "--replay_size", 10000, "--data_dir", tmp_path, "--exp_name", "p"]
-    code, _, err = run_cli(*small, "--target_action", "benchmarks.port_mistakes:shared_noise")
+    code, _, err = run_cli(*small, "--target_action", "notebooks.port_mistakes:shared_noise")
     assert code == 0, err
     run = tmp_path / "p" / "p_s0"
     assert json.loads((run / "config.json").read_text())["target_action"] == \
-        "benchmarks.port_mistakes:shared_noise"
+        "notebooks.port_mistakes:shared_noise"
     env_id, kwargs, _ = td3.parse_cli(["--resume", str(run), "--epochs", "2"])
     assert kwargs["target_action"] is port_mistakes.shared_noise  # the run keeps its mistake
     assert kwargs["critic_loss"] is td3.critic_loss
-    code, _, err = run_cli(*small[:-4], "--critic_loss", "benchmarks.port_mistakes:nope")
-    assert code == 2 and "cannot load 'benchmarks.port_mistakes:nope'" in err
+    code, _, err = run_cli(*small[:-4], "--critic_loss", "notebooks.port_mistakes:nope")
+    assert code == 2 and "cannot load 'notebooks.port_mistakes:nope'" in err
 
 
 # ---- the algorithm's numbers, pinned ----

@@ -1,17 +1,19 @@
 """The classic mistakes of a TD3 port, each a drop-in for one of td3.py's swap points.
 
-Our user's TensorFlow port of TD3 never learned BipedalWalker-v3. It had these mistakes;
-each function below has the signature of the piece of td3.py it replaces, so one run can
-carry exactly one mistake and nothing else changes:
+A TensorFlow port of TD3 that never learned BipedalWalker-v3 had these mistakes; notebook 4
+shows each one. Every function below has the signature of the piece of td3.py it replaces,
+so one run can carry exactly one mistake and nothing else changes:
 
     python td3.py --env BipedalWalker-v3 --no_stop --epochs 30 --seed 0 \
-        --critic_loss benchmarks.port_mistakes:q2_own_target --exp_name port-q2_own_target
+        --critic_loss notebooks.port_mistakes:q2_own_target \
+        --exp_name td3-BipedalWalker-v3-q2_own_target
 
 Two more mistakes are settings, not code: the Polyak weight confused with the paper's tau
 (``--polyak 0.005``: the targets are 99.5% the live networks, nearly a copy every update),
 and the TD3 authors' discount and learning rates with BipedalWalker-v3's raw -100 fall
 penalty (``--gamma 0.99 --pi_lr 3e-4 --q_lr 3e-4 --no_reward_floor``). ``RUNS`` lists all six
-as td3.py options; notebook 4 and the results in ``results/porting/`` use them.
+as td3.py options; ``python sweep.py --variants q2_own_target ...`` runs them, each under
+the name ``td3-<env>-<mistake>``.
 """
 import torch
 
@@ -48,7 +50,7 @@ def truncation_as_death(terminated, truncated):
     return float(terminated or truncated)
 
 
-MODULE = "benchmarks.port_mistakes"
+MODULE = "notebooks.port_mistakes"
 # Each mistake as td3.py options, one mistake per run.
 RUNS = {
     "q2_own_target": ["--critic_loss", f"{MODULE}:q2_own_target"],
