@@ -12,8 +12,6 @@ Rewards and done flags are 1-D, shape ``(B,)``, to match the critics' ``(B,)`` o
 import numpy as np
 import torch
 
-from logger import UserError
-
 
 class ReplayBuffer:
     """A FIFO store of (o, a, r, o2, d) transitions of fixed capacity ``size``."""
@@ -27,25 +25,6 @@ class ReplayBuffer:
         self.ptr, self.size, self.max_size = 0, 0, size
         self.device = torch.device(device)
         self.rng = np.random.default_rng(seed)
-
-    @staticmethod
-    def nbytes_for(obs_dim, act_dim, size):
-        """Bytes the arrays of a buffer of this shape take (checked before allocating)."""
-        return 4 * size * (2 * obs_dim + act_dim + 2)
-
-    @staticmethod
-    def check_memory(obs_dim, act_dim, size):
-        """Refuse, in one line, a buffer that would not fit in the memory available now."""
-        nbytes = ReplayBuffer.nbytes_for(obs_dim, act_dim, size)
-        try:
-            with open("/proc/meminfo") as f:
-                avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable"))
-        except (OSError, StopIteration):
-            return
-        if nbytes > 0.8 * avail:
-            raise UserError(f"replay buffer of {size:,} x {2 * obs_dim + act_dim + 2} floats "
-                            f"needs {nbytes / 1e9:.1f} GB but only {avail / 1e9:.1f} GB is "
-                            f"available; lower --replay_size")
 
     def store(self, obs, act, rew, next_obs, done):
         self.obs_buf[self.ptr] = obs

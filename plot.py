@@ -9,31 +9,21 @@ group is drawn as the mean across its seeds with a +-1 std band, or one line per
 ``--count``. ``--value TestEpRet`` finds the column ``AverageTestEpRet``, as Spinning Up's
 plotter does. Uses only numpy and matplotlib, and writes a file when there is no screen.
 """
-import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
-
-class PlotError(Exception):
-    """Bad input to the plotter; the CLI prints it as one line and exits 2."""
+import logger  # progress.txt's one parser; neither it nor runs.py imports torch
+from runs import ArgumentParser, UserError, run_main
 
 
 def read_table(path):
-    """A ``progress.txt`` as ``{column: float array}``."""
-    with open(path) as f:
-        lines = [ln.rstrip("\n") for ln in f if ln.strip()]
-    if not lines:
-        raise PlotError(f"{path} is empty")
-    header = lines[0].split("\t")
-    rows = [ln.split("\t") for ln in lines[1:] if len(ln.split("\t")) == len(header)]
+    """A ``progress.txt`` as ``{column: float array}``; a broken file is one UserError line."""
     try:
-        data = np.array(rows, dtype=np.float64).reshape(len(rows), len(header))
-    except ValueError:
-        raise PlotError(f"{path} holds values that are not numbers") from None
-    return {k: data[:, i] for i, k in enumerate(header)}
+        return logger.read_table(path)
+    except ValueError as e:
+        raise UserError(str(e)) from None
 
 
 def get_datasets(dirs, select=None, exclude=None):
@@ -44,10 +34,10 @@ def get_datasets(dirs, select=None, exclude=None):
     runs = []
     for top in dirs:
         if not os.path.exists(top):
-            raise PlotError(f"{top} does not exist")
+            raise UserError(f"{top} does not exist")
         found = sorted(root for root, _, files in os.walk(top) if "progress.txt" in files)
         if not found:
-            raise PlotError(f"no progress.txt found under {top}")
+            raise UserError(f"no progress.txt found under {top}")
         for root in found:
             if select and not any(s in root for s in select):
                 continue
@@ -63,7 +53,7 @@ def get_datasets(dirs, select=None, exclude=None):
             if len(next(iter(data.values()))):
                 runs.append(dict(path=root, exp_name=exp_name, data=data))
     if not runs:
-        raise PlotError("no run with data is left after --select/--exclude")
+        raise UserError("no run with data is left after --select/--exclude")
     return runs
 
 
@@ -75,7 +65,7 @@ def resolve_column(runs, name):
     for cand in (name, "Average" + name):
         if cand in cols:
             return cand
-    raise PlotError(f"no column {name!r}; the columns are: {', '.join(sorted(cols))}")
+    raise UserError(f"no column {name!r}; the columns are: {', '.join(sorted(cols))}")
 
 
 def smooth(y, n):
@@ -112,7 +102,7 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
     curves = group_curves(runs, value, xaxis, smooth_n)
     names = list(curves)
     if legend and len(legend) != len(names):
-        raise PlotError(f"--legend got {len(legend)} names for {len(names)} groups: {names}")
+        raise UserError(f"--legend got {len(legend)} names for {len(names)} groups: {names}")
     k = 0  # with --count every run gets its own colour
     for i, name in enumerate(names):
         c, label, color = curves[name], (legend[i] if legend else name), f"C{i}"
@@ -175,13 +165,12 @@ def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=
     elif matplotlib.get_backend().lower() != "agg":
         plt.show()
     else:
-        raise PlotError("no display to show the plot on; give --out FILE.png")
+        raise UserError("no display to show the plot on; give --out FILE.png")
     return fig
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Plot learning curves from progress.txt files.")
-    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
+    p = ArgumentParser(description="Plot learning curves from progress.txt files.")
     p.add_argument("dirs", nargs="+", help="run directories, or directories above them")
     p.add_argument("--value", "-y", nargs="+", default=["TestEpRet"],
                    help="column(s) to plot, e.g. TestEpRet LossQ (one panel each)")
@@ -199,7 +188,7 @@ def main(argv=None):
     p.add_argument("--out", "-o", help="write the figure to this file instead of a window")
     args = p.parse_args(argv)
     if args.smooth < 1:
-        raise PlotError(f"--smooth must be a positive integer, got {args.smooth}")
+        raise UserError(f"--smooth must be a positive integer, got {args.smooth}")
     make_plots(args.dirs, args.value, args.xaxis, args.smooth, args.count, args.legend,
                args.select, args.exclude, args.hline, args.title, args.out, args.xmax,
                args.ylim, args.legend_out)
@@ -208,8 +197,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except PlotError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

@@ -2,7 +2,7 @@
 
     python td3.py --env BipedalWalker-v3            # train; one epoch table per epoch
     python td3.py --resume data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0
-    python watch.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0 --gif walker.gif
+    python watch.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0
 
 TD3 is DDPG plus three tricks. Each lives in one place, under a comment block with its name:
 
@@ -14,37 +14,27 @@ TD3 is DDPG plus three tricks. Each lives in one place, under a comment block wi
 
 Read it top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
 command line, config.json and the range checks all come from that one table), the losses
-and the update, then ``td3()``: setup, loop, test. The networks and the TD3 math live in
-core.py, the replay buffer in buffer.py, and the run directory's files (epoch table,
-config, checkpoints, the checks before a run starts or resumes) in logger.py:
-
-    data/<exp_name>/<exp_name>_s<seed>/
-        config.json     every setting of the run, library versions, torch threads, CPU
-        progress.txt    one tab-separated row per epoch (Spinning Up's format)
-        ckpt.pt         everything needed to continue exactly (--resume), written atomically
-        best.pt         the actor-critic of the epoch with the best test return (watch.py)
+and the update, then ``td3()``: setup, loop, test, then the command line. The networks and
+the TD3 math live in core.py, the replay buffer in buffer.py, the epoch table in logger.py,
+and the run's housekeeping (run directory, checkpoints, exact resume, Ctrl-C, early stop,
+the progress line) in runs.py, reached from td3() through a ``run`` object.
 """
-import argparse
 import copy
 import difflib
-import math
+import inspect
 import os
 import sys
-import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 import core
+import runs
 from buffer import ReplayBuffer
-from logger import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE,
-                    SCALE, SWITCH, EpochLogger, Interrupted, UserError, add_setting_options,
-                    check_settings, ctrl_c_requests_a_stop, format_seconds, name_of, open_run,
-                    load_function, read_config, remove_stale_temp_files, restore_training_state,
-                    run_metadata,
-                    save_checkpoint, setting, training_state)
+from runs import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE, SCALE,
+                  SWITCH, UserError, setting)
 
 
 # ------------------------------------------------------------------------------------------
@@ -76,11 +66,11 @@ class Hyperparameters:
     policy_delay: int = setting(2, POSITIVE, "trick 2: one actor and target update per this "
                                              "many critic updates; 1 turns it off")
     twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
-    reward_floor: float = setting("auto", ENV_NUMBER, "training rewards below it are raised "
+    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it are raised "
                                   "to it (logged returns stay the env's)")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
-    max_ep_len: int = setting(None, EP_LIMIT, "episode limit; None: the env's own")
-    stop_return: float = setting("auto", ENV_NUMBER, "stop once the test return holds here")
+    max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's own")
+    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test return holds here")
     stop_epochs: int = setting(3, POSITIVE, "...for this many epochs in a row")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
@@ -94,7 +84,7 @@ ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0)}
 
 def check_hyperparameters(hp, prefix=""):
     """Every value in its range, before anything is written; one line for the first that is not."""
-    check_settings(hp, prefix)
+    runs.check_settings(hp, prefix)
     if hp.batch_size > hp.replay_size:
         raise UserError(f"{prefix}batch_size ({hp.batch_size}) must be at most "
                         f"{prefix}replay_size ({hp.replay_size})")
@@ -212,77 +202,56 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
 # ------------------------------------------------------------------------------------------
 @dataclass
 class LoopState:
-    """Where the training loop is. With the networks, optimizers, buffer and RNGs, it is
-    what a checkpoint holds; a resumed run continues from it exactly."""
+    """The training loop's counters (a checkpoint holds them)."""
     t: int = 0                     # env steps taken
     epoch: int = 0
     n_updates: int = 0             # critic updates so far (the paper's total_it)
-    elapsed: float = 0.0           # training seconds before this process started
-    best_return: float = -math.inf
-    epochs_at_goal: int = 0        # epochs in a row with test return >= stop_return
-    ep_seed: int = 0               # the current episode's reset seed and its actions so far:
-    ep_actions: list = field(default_factory=list)  # a Box2D env can't be saved, but replays
 
 
 def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwargs=dict(),
         resume=False, critic_loss=critic_loss, target_action=core.smoothed_target_action,
         done_flag=done_flag, **hparams):
-    """Train a TD3 agent, writing a run directory as described in the module docstring.
+    """Train a TD3 agent; writes a run directory (see runs.py) and returns the actor-critic.
 
     Args:
         env_fn: makes a fresh Gymnasium env with a Box action space; called twice (training
             and test episodes).
         actor_critic: built as ``actor_critic(obs_space, act_space, **ac_kwargs)``; needs
             ``pi``, ``q1`` and ``q2`` like ``core.MLPActorCritic``.
-        ac_kwargs (dict): e.g. ``dict(hidden_sizes=(256, 256))``.
-        logger_kwargs (dict): ``EpochLogger`` arguments; ``output_dir`` defaults to
-            ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line.
+        ac_kwargs (dict): e.g. ``dict(hidden_sizes=(256, 256))``; config.json records the
+            network as built, defaults included.
+        logger_kwargs (dict): ``EpochLogger`` arguments (``output_dir`` defaults to
+            ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line; ``quiet``), and
+            ``progress=False`` to turn off the live progress line.
         resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt``.
         critic_loss, target_action, done_flag: the swap points (see above); config.json
             records the names of the ones used.
-        **hparams: any field of ``Hyperparameters`` (its table documents each one).
 
-    Returns:
-        the trained actor-critic.
+    The hyperparameters, keyword arguments too (name (default): meaning):
+{settings}
     """
     hp = Hyperparameters(**hparams)
     check_hyperparameters(hp)
-    device = pick_device(hp.device)
-    env, test_env = env_fn(), env_fn()
-    check_env(env)
-    env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
-    hp = resolve_env_defaults(hp, env)
-    obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]
+    env, test_env = runs.ReplayableEnv(env_fn()), env_fn()
+    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
+                         target_action=target_action, done_flag=done_flag)
+    device, act_dim = torch.device(config["device"]), config["act_dim"]
     act_low, act_high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
     act_scale = (act_high - act_low) / 2
-    logger_kwargs = dict(logger_kwargs)
-    logger_kwargs.setdefault("exp_name", default_exp_name(env_id, hp))
-    logger_kwargs.setdefault("output_dir", default_output_dir("data", logger_kwargs["exp_name"], hp.seed))
-    output_dir = logger_kwargs["output_dir"]
-    config = dict(asdict(hp), env_id=env_id, obs_dim=obs_dim, act_dim=act_dim, device=str(device),
-                  ac_kwargs=dict(ac_kwargs), actor_critic=name_of(actor_critic),
-                  critic_loss=name_of(critic_loss), target_action=name_of(target_action),
-                  done_flag=name_of(done_flag), logger_kwargs=logger_kwargs, resume=resume,
-                  **run_metadata())
-    ckpt = open_run(output_dir, resume, config, CKPT_KEYS, may_change=MAY_CHANGE_ON_RESUME)
-    ReplayBuffer.check_memory(obs_dim, act_dim, hp.replay_size)
+    # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
+    run = runs.Run(config, dict(dict(exp_name=default_exp_name(config["env_id"], hp)),
+                                **logger_kwargs), resume)
+    logger = run.logger
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
-    ac = actor_critic(env.observation_space, env.action_space, **ac_kwargs).to(device)
+    ac = actor_critic(env.observation_space, env.action_space, **config["ac_kwargs"]).to(device)
     ac_targ = copy.deepcopy(ac)
     for p in ac_targ.parameters():
         p.requires_grad_(False)
-    replay_buffer = ReplayBuffer(obs_dim, act_dim, hp.replay_size, device=device, seed=hp.seed)
-    try:
-        logger = EpochLogger(**logger_kwargs, resume_epochs=ckpt["epoch"] if ckpt else None)
-    except (ValueError, OSError, UnicodeDecodeError) as e:
-        raise UserError(f"cannot resume: {e}") from None
+    replay_buffer = ReplayBuffer(config["obs_dim"], act_dim, hp.replay_size, device=device, seed=hp.seed)
     update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, logger, critic_loss,
                                                      target_action, **asdict(hp))
-    agent = dict(ac=ac, ac_targ=ac_targ, pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
-                 buffer=replay_buffer)
-    meta = dict(env_id=env_id, obs_dim=obs_dim, act_dim=act_dim, ac_kwargs=dict(ac_kwargs))
 
     def get_action(o, noise_scale):
         a = ac.act(o) + noise_scale * act_scale * rng.standard_normal(act_dim)
@@ -311,31 +280,14 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
                          TestQTrue=discounted_returns(rews, hp.gamma))
 
-    # ---- a new run, or everything put back as it was at the checkpoint ----
-    if ckpt is None:
-        logger.save_config(config)
-        s = LoopState(ep_seed=int(rng.integers(2**31)))
-    else:
-        remove_stale_temp_files(output_dir)
-        s = restore_training_state(ckpt, agent, LoopState, rng, logger.epoch_dict)
-        s.ep_actions = list(s.ep_actions.numpy())
-    o, ep_ret, ep_len = replay_episode(env, s.ep_seed, s.ep_actions)
-    checkpoint = lambda: save_checkpoint(training_state(
-        agent, s, rng, logger.epoch_dict, **meta, elapsed=s.elapsed + time.time() - start_time,
-        ep_actions=torch.as_tensor(np.array(s.ep_actions, np.float32).reshape(-1, act_dim))),
-        os.path.join(output_dir, "ckpt.pt"))
-    total_steps = hp.steps_per_epoch * hp.epochs
-    start_time = epoch_start = time.time()
-    epoch_start_t, last_return = s.t, None
-    progress = logger.start_progress(total_steps, s.t)
-    if s.t < total_steps:
-        print(f"replay buffer: {hp.replay_size:,} x {2 * obs_dim + act_dim + 2} floats = "
-              f"{ReplayBuffer.nbytes_for(obs_dim, act_dim, hp.replay_size) / 1e6:,.0f} MB; "
-              f"{'resuming at' if ckpt else 'starting'} env step {s.t:,} of {total_steps:,}; "
-              f"device {device}", flush=True)
-
-    with ctrl_c_requests_a_stop() as ctrl_c:
-        while s.t < total_steps:
+    # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
+    # both RNGs, the counters and the episode in progress back as they were (runs.py).
+    s, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, ac=ac, ac_targ=ac_targ,
+                                       pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
+                                       buffer=replay_buffer)
+    last_return = None
+    with run:  # from here on, Ctrl-C writes a checkpoint and stops cleanly
+        while s.t < run.total_steps:
             # Uniform random actions first, for broad early data; then the policy plus noise.
             if s.t < hp.start_steps:
                 a = rng.uniform(act_low, act_high).astype(np.float32)
@@ -343,49 +295,34 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                 a = get_action(o, hp.act_noise)
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
-            s.ep_actions.append(a)
             truncated = truncated or ep_len == hp.max_ep_len
             replay_buffer.store(o, a, train_reward(r), o2, done_flag(terminated, truncated))
             o = o2
             s.t += 1
             if terminated or truncated:
                 logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # plain floats: weights_only
-                s.ep_seed, s.ep_actions, last_return = int(rng.integers(2**31)), [], ep_ret
-                (o, _), ep_ret, ep_len = env.reset(seed=s.ep_seed), 0.0, 0
+                last_return = ep_ret
+                (o, _), ep_ret, ep_len = env.reset(seed=int(rng.integers(2**31))), 0.0, 0
 
             if s.t >= hp.update_after and s.t % hp.update_every == 0:
                 for _ in range(hp.update_every):
                     s.n_updates += 1
                     update(replay_buffer.sample_batch(hp.batch_size), s.n_updates)
-            progress.update(s.t, "random warm-up" if s.t < hp.start_steps else "learning",
-                            last_return, updating=s.t >= hp.update_after)
+            run.show_progress(s.t, last_return)
 
-            if s.t % hp.steps_per_epoch == 0:
+            if s.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 s.epoch += 1
                 test_agent()
-                logger.check_finite(("LossQ", "LossPi"), ac, s.epoch)
+                run.check_finite(("LossQ", "LossPi"), ac, s.epoch)  # NaN: stop, keep the last checkpoint
                 test_return = float(np.mean(logger.epoch_dict["TestEpRet"]))
-                now = time.time()
-                log_epoch(logger, s, s.elapsed + now - start_time, epoch_title(
-                    s, hp.epochs, total_steps, (s.t - epoch_start_t) / max(now - epoch_start, 1e-9)))
-                if test_return > s.best_return:
-                    s.best_return = test_return
-                    save_checkpoint(dict(ac=ac.state_dict(), epoch=s.epoch, test_return=test_return,
-                                         **meta), os.path.join(output_dir, "best.pt"))
-                at_goal = hp.stop_return is not None and test_return >= hp.stop_return
-                s.epochs_at_goal = s.epochs_at_goal + 1 if at_goal else 0
-                if s.epochs_at_goal >= hp.stop_epochs:
-                    total_steps = s.t  # solved and held: this epoch is the last
-                    print(f"stopping early: average test return >= {hp.stop_return} for "
-                          f"{s.epochs_at_goal} epochs in a row", flush=True)
-                if s.epoch % hp.save_freq == 0 or s.t == total_steps:
-                    checkpoint()
-                epoch_start, epoch_start_t = time.time(), s.t
-            if ctrl_c.requested:
-                checkpoint()
-                raise Interrupted(f"interrupted at env step {s.t:,}; checkpoint saved. "
-                                  f"Continue with: python td3.py --resume {output_dir}")
+                log_epoch(logger, s, run.time(), run.epoch_title(s, hp.epochs))
+                run.end_epoch(s, test_return)  # best.pt, early stop, ckpt.pt
+            run.stop_if_interrupted()
     return ac
+
+
+if td3.__doc__:  # (python -OO drops docstrings)
+    td3.__doc__ = td3.__doc__.format(settings=runs.settings_doc(Hyperparameters))
 
 
 def log_epoch(logger, s, elapsed, title):
@@ -419,22 +356,26 @@ def discounted_returns(rews, gamma):
 
 
 # ------------------------------------------------------------------------------------------
-# Run management: checkpoints, checks, Ctrl-C. Nothing below is TD3 itself.
+# The checks and per-env values td3() resolves before it trains. sweep.py runs the same
+# checks for every run of a grid before it starts any.
 # ------------------------------------------------------------------------------------------
-# Keys a checkpoint must hold, and the config keys a resumed run may change.
-CKPT_KEYS = ("ac", "ac_targ", "pi_optimizer", "q_optimizer", "buffer", "rng", "torch_rng",
-             "epoch_dict", "env_id", "obs_dim", "act_dim", *(f.name for f in fields(LoopState)))
-MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
-                        "torch_threads", "cpu", "git")
-
-
-def replay_episode(env, seed, actions):
-    """Rebuild the episode in progress: the env is deterministic given its seed and actions."""
-    (o, _), ep_ret, ep_len = env.reset(seed=seed), 0.0, 0
-    for a in actions:
-        o, r, _, _, _ = env.step(a)
-        ep_ret, ep_len = ep_ret + r, ep_len + 1
-    return o, ep_ret, ep_len
+def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
+    """Check the env and the device and fill in the settings left to the env; returns the
+    resolved Hyperparameters and what config.json records of the run."""
+    device = pick_device(hp.device)
+    check_env(env)
+    hp = resolve_env_defaults(hp, env)
+    if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
+        print(f"warning: polyak={hp.polyak} moves the targets {1 - hp.polyak:.1%} of the way each "
+              f"update; polyak is 1 - tau (the paper's tau=0.005 is polyak=0.995)", file=sys.stderr)
+    env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
+    network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
+               if isinstance(p.default, (int, float, str, tuple, list))}
+    config = dict(asdict(hp), env_id=env_id, obs_dim=env.observation_space.shape[0],
+                  act_dim=env.action_space.shape[0], device=str(device),
+                  ac_kwargs={**network, **ac_kwargs}, actor_critic=runs.name_of(actor_critic),
+                  **{k: runs.name_of(fn) for k, fn in swaps.items()})
+    return hp, config
 
 
 def resolve_env_defaults(hp, env):
@@ -450,15 +391,6 @@ def default_exp_name(env_id, hp):
     off = [name for name, on in (("no_twin", hp.twin), ("no_delay", hp.policy_delay > 1),
                                  ("no_smoothing", hp.target_noise > 0)) if not on]
     return "-".join(["td3", env_id, *off])
-
-
-def default_output_dir(data_dir, exp_name, seed):
-    return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
-
-
-def epoch_title(s, epochs, total_steps, sps):
-    return (f"Epoch {s.epoch}/{epochs} | {s.t:,}/{total_steps:,} env steps | {sps:,.0f} steps/s"
-            f" | ~{format_seconds((total_steps - s.t) / sps)} left")
 
 
 def pick_device(name):
@@ -521,37 +453,33 @@ SWAP_POINTS = dict(critic_loss=critic_loss, target_action=core.smoothed_target_a
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).")
-    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
+    p = runs.ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).")
     p.add_argument("--env", help="Gymnasium env id with Box actions, e.g. BipedalWalker-v3")
     p.add_argument("--hid", type=int, default=256, help="units per hidden layer")
     p.add_argument("--l", type=int, default=2, help="number of hidden layers")
-    add_setting_options(p, Hyperparameters)
+    runs.add_setting_options(p, Hyperparameters)
     p.add_argument("-s", dest="seed", type=int, help="short for --seed")
     for flag, (name, value, doc) in SWITCHES.items():
         p.add_argument(f"--{flag}", dest=name, action="store_const", const=value, help=doc)
     for swap in SWAP_POINTS:
-        p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION", help=f"swap point (default {name_of(SWAP_POINTS[swap])})")
+        p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION",
+                       help=f"swap point (default {runs.name_of(SWAP_POINTS[swap])})")
     p.add_argument("--exp_name", help="default: td3-<env>[-ablations]")
     p.add_argument("--data_dir", default="data")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
     p.add_argument("--quiet", action="store_true", help="no live progress line between tables")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
-    p.add_argument("--watch", metavar="RUN_DIR", help="replay a saved agent (see watch.py)")
-    p.add_argument("--episodes", type=int, default=5, help="episodes for --watch")
-    p.add_argument("--gif", metavar="FILE", help="with --watch: write episode 1 as a GIF")
-    p.add_argument("--last", action="store_true", help="with --watch: ckpt.pt, not best.pt")
     return p.parse_args(argv)
 
 
 def parse_cli(argv=None):
     """What ``python td3.py *argv`` trains: (env id, td3() keyword arguments, run directory)."""
     args = parse_args(argv)
-    for name in ("hid", "l", "threads", "episodes"):
+    for name in ("hid", "l", "threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UserError(f"--{name} must be a positive integer, got {getattr(args, name)}")
     if args.resume:
-        config = read_config(args.resume)
+        config = runs.read_config(args.resume)
         if not os.path.exists(os.path.join(args.resume, "ckpt.pt")):
             raise UserError(f"{args.resume} has no ckpt.pt to resume from")
         hparams = {f.name: config[f.name] for f in fields(Hyperparameters) if f.name in config}
@@ -559,57 +487,30 @@ def parse_cli(argv=None):
         env_id, ac_kwargs, output_dir = config["env_id"], config["ac_kwargs"], args.resume
         exp_name = config.get("exp_name")
     elif not args.env:
-        raise UserError("give --env ENV_ID to train (or --resume / --watch RUN_DIR)")
+        raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
     else:
         hparams = {f.name: getattr(args, f.name) for f in fields(Hyperparameters)
                    if getattr(args, f.name) is not None}
         env_id, ac_kwargs = args.env, dict(hidden_sizes=[args.hid] * args.l)
         exp_name = args.exp_name or default_exp_name(env_id, Hyperparameters(**hparams))
-        output_dir = default_output_dir(args.data_dir, exp_name, Hyperparameters(**hparams).seed)
+        output_dir = runs.run_dir(args.data_dir, exp_name, Hyperparameters(**hparams).seed)
     check_hyperparameters(Hyperparameters(**hparams), prefix="--")
-    swaps = {k: load_function(getattr(args, k) or (config.get(k) if args.resume else None)
-                              or name_of(default)) for k, default in SWAP_POINTS.items()}
+    swaps = {k: runs.load_function(getattr(args, k) or (config.get(k) if args.resume else None)
+                                   or runs.name_of(default)) for k, default in SWAP_POINTS.items()}
     ac_kwargs = dict(ac_kwargs, hidden_sizes=tuple(ac_kwargs["hidden_sizes"]))
     logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not args.quiet)
     return env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, logger_kwargs=logger_kwargs,
                         resume=bool(args.resume)), output_dir
 
 
-def run_status(run_dir):
-    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch
-    reached, or stopped early), from the checkpoint and config.json; sweep.py asks this."""
-    path = os.path.join(run_dir, "ckpt.pt")
-    if not os.path.exists(path):
-        return "new"
-    config = read_config(run_dir)
-    try:  # mmap: the counters are read without loading the replay buffer
-        ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception:
-        return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
-    done = ckpt["t"] >= config["steps_per_epoch"] * config["epochs"]
-    stopped = config["stop_return"] is not None and ckpt["epochs_at_goal"] >= config["stop_epochs"]
-    return "finished" if done or stopped else "unfinished"
-
-
 def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    if args.watch:
-        import watch
-        return watch.watch(args.watch, episodes=args.episodes, gif=args.gif,
-                           which="last" if args.last else "best")
     env_id, kwargs, _ = parse_cli(argv)
     td3(make_env(env_id), **kwargs)
 
 
 if __name__ == "__main__":
-    import td3 as cli  # the module td3, not __main__: config.json then names td3:critic_loss
-    try:
-        cli.main()
-    except cli.UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
-    except cli.Interrupted as e:
-        print(e, file=sys.stderr, flush=True)
-        sys.exit(130)
+    import td3  # the module td3, not __main__: config.json then names td3:critic_loss
+    runs.run_main(td3.main)

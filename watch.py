@@ -5,21 +5,19 @@
     python watch.py RUN_DIR --last                  # the last checkpoint, not the best epoch
     python watch.py RUN_DIR --save_actor actor.pt   # a small actor-only file to share
 
-``python td3.py --watch RUN_DIR`` does the same. What it can load, in a run directory:
+What it can load, in a run directory:
 ``actor.pt`` (actor weights only, what results/ ships), else ``best.pt`` (the actor-critic of
 the best test epoch), else ``ckpt.pt``; or any of these files given directly. Every file is
 loaded with ``torch.load(..., weights_only=True)``: tensors and plain values, no code.
 Episodes are deterministic (no exploration noise) and seeded, so a replay is repeatable.
 """
-import argparse
 import os
-import sys
 
 import gymnasium as gym
 import numpy as np
 
 import core
-from logger import UserError, load_checkpoint, read_config, save_checkpoint
+from runs import ArgumentParser, UserError, load_checkpoint, read_config, run_main, save_checkpoint
 
 
 def find_weights(path, last=False):
@@ -107,8 +105,7 @@ def write_gif(frames, path, scale=0.5, fps=25):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Replay a trained TD3 agent.")
-    p.error = lambda msg: (print(f"error: {msg}", file=sys.stderr), sys.exit(2))  # one line
+    p = ArgumentParser(description="Replay a trained TD3 agent.")
     p.add_argument("path", help="a run directory, or an actor.pt / best.pt / ckpt.pt in one")
     p.add_argument("--episodes", type=int, default=5)
     p.add_argument("--gif", metavar="FILE", help="write episode 1 as a GIF")
@@ -118,13 +115,10 @@ def main(argv=None):
     if args.episodes < 1:
         raise UserError(f"--episodes must be a positive integer, got {args.episodes}")
     if args.save_actor:
-        return save_actor(args.path, args.save_actor, args.last)
+        save_actor(args.path, args.save_actor, args.last)
+        return
     watch(args.path, episodes=args.episodes, gif=args.gif, which="last" if args.last else "best")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(2)
+    run_main(main)

@@ -58,7 +58,3 @@ def test_partly_filled_state_saves_only_filled_rows():
     buf = ReplayBuffer(3, 2, 1000, seed=0)
     fill(buf, 7)
     assert buf.state_dict()["obs"].shape == (7, 3)
-
-
-def test_nbytes():
-    assert ReplayBuffer.nbytes_for(24, 4, 1_000_000) == 216_000_000

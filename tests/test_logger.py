@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from logger import EpochLogger, load_checkpoint, read_progress, save_checkpoint
+from logger import EpochLogger, read_progress
+from runs import load_checkpoint, save_checkpoint
 
 
 def one_epoch(logger, epoch):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from conftest import ROOT, run_cli
-from logger import ProgressLine
+from runs import ProgressLine
 
 ARGS = ["--env", "Pendulum-v1", "--epochs", 3, "--steps_per_epoch", 400, "--start_steps", 300,
         "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
@@ -24,8 +24,8 @@ class Clock:
 
 
 def fake_time(monkeypatch, clock):
-    import logger
-    monkeypatch.setattr(logger.time, "monotonic", clock)
+    import runs
+    monkeypatch.setattr(runs.time, "monotonic", clock)
 
 
 class TTY(io.StringIO):

@@ -10,7 +10,8 @@ import torch
 import td3
 from buffer import ReplayBuffer
 from conftest import SMALL, CountEnv, run_cli
-from logger import load_checkpoint, read_progress
+from logger import read_progress
+from runs import load_checkpoint
 
 CLI_SMALL = ["--epochs", 2, "--steps_per_epoch", 200, "--start_steps", 100, "--update_after", 100,
              "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32, "--replay_size", 10000]
@@ -88,8 +89,16 @@ def test_truncation_is_stored_as_not_done(tmp_path, monkeypatch, limit, expect_d
     assert stored == [float(expect_done and (i + 1) % ep == 0) for i in range(70)]
 
 
-def test_episode_limit_comes_from_the_env_spec():
-    assert gym.make("BipedalWalker-v3").spec.max_episode_steps == 1600
+def test_settings_left_to_the_env_are_resolved_from_it():
+    hp = td3.resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3"))
+    assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (1600, -10.0, 300.0)
+    hp = td3.resolve_env_defaults(td3.Hyperparameters(max_ep_len=50, reward_floor=None),
+                                  gym.make("BipedalWalker-v3"))
+    assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (50, None, 300.0)  # given wins
+    hp = td3.resolve_env_defaults(td3.Hyperparameters(), gym.make("Pendulum-v1"))
+    assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (200, None, None)
+    hp = td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no limit
+    assert hp.max_ep_len == 1000
 
 
 def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
@@ -100,15 +109,14 @@ def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
     assert not os.path.exists(os.path.join(out, "ckpt.pt"))
 
 
-def test_short_pendulum_run_learns():
+def test_short_pendulum_run_learns(tmp_path):
     """Fixed seeds, 9k env steps: the last epoch's average test return must reach -300
     (random play is about -1200). Measured: see README "Tests"."""
     rets = []
     ac = td3.td3(lambda: gym.make("Pendulum-v1"), seed=0, steps_per_epoch=1500, epochs=6,
                  start_steps=1000, update_after=500, batch_size=128, num_test_episodes=5,
                  ac_kwargs=dict(hidden_sizes=(64, 64)),
-                 logger_kwargs=dict(output_dir=os.path.join(os.environ.get("TMPDIR", "/tmp"),
-                                                            f"td3_learn_{os.getpid()}"), quiet=True))
+                 logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
     env = gym.make("Pendulum-v1")
     for ep in range(5):
         o, _ = env.reset(seed=1000 + ep)
@@ -152,12 +160,12 @@ def test_non_positive_counts(flag):
     assert f"{flag[0]} must be a positive integer" in msg
 
 
-@pytest.mark.parametrize("verb", ["--resume", "--watch"])
-def test_resume_or_watch_without_checkpoint(tmp_path, verb):
+@pytest.mark.parametrize("script,verb", [("td3.py", ["--resume"]), ("watch.py", [])])
+def test_resume_or_watch_without_checkpoint(tmp_path, script, verb):
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text('{"env_id": "Pendulum-v1", "ac_kwargs": {"hidden_sizes": [32, 32]}, "max_ep_len": 200}')
-    msg = one_line_error(*run_cli(verb, run)[::2])
+    msg = one_line_error(*run_cli(*verb, run, script=script)[::2])
     assert f"{run} has no" in msg and ("checkpoint" in msg or "ckpt.pt" in msg)
 
 
@@ -176,7 +184,7 @@ def test_cli_resume_and_watch(tmp_path):
     assert code == 0, err
     assert "resuming at env step 200" in out
     assert [r[0] for r in read_progress(run / "progress.txt")[1]] == ["1", "2"]
-    code, out, err = run_cli("--watch", run, "--episodes", 2, "--gif", tmp_path / "w.gif")
+    code, out, err = run_cli(run, "--episodes", 2, "--gif", tmp_path / "w.gif", script="watch.py")
     assert code == 0, err
     assert out.count("return") >= 2 and (tmp_path / "w.gif").read_bytes()[:3] == b"GIF"
 

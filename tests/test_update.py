@@ -103,7 +103,7 @@ def test_critic_loss_rejects_column_shaped_values():
         td3.critic_loss(q.unsqueeze(1), q.unsqueeze(1), r, d, q, q, 0.9)  # (B, 1) critics
 
 
-# Tolerance: the two updates do the same math, but fused Adam and the foreach lerp round
+# Tolerance: the two updates do the same math, but fused Adam and the in-place lerp round
 # differently from default Adam and copy_(tau * p + (1 - tau) * t); over a few updates the
 # parameters agree to 1e-5 absolute (measured max difference is about 1e-7).
 TOL = 1e-5

@@ -1,0 +1,592 @@
+"""A run's housekeeping, so that td3.py can stay the algorithm.
+
+td3() reaches everything here through a ``Run`` and a few one-line calls:
+
+    run = Run(config, logger_kwargs, resume)   # checks the run directory, opens the logger
+    s, (o, ep_ret, ep_len) = run.start(...)    # a new run, or everything put back exactly
+    with run:                                  # Ctrl-C now asks for a clean stop
+        ...
+        run.end_epoch(s, test_return)          # best.pt, early stop, the checkpoint
+        run.stop_if_interrupted()              # after Ctrl-C: checkpoint, clean exit
+
+What it keeps for a run in ``<data_dir>/<exp_name>/<exp_name>_s<seed>/``:
+    config.json   every setting, library versions, torch threads, CPU, git commit
+    progress.txt  the epoch table (logger.py writes both)
+    ckpt.pt       networks, optimizers, buffer, RNGs, counters, the episode in progress
+    best.pt       the actor-critic of the epoch with the best test return
+
+Every file is written atomically (a temp file, then ``os.replace``), and checkpoints load
+with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafted file
+loses nothing and runs nothing. A resumed run continues exactly: the same rows as a run
+that was never stopped, on the same CPU model and torch thread count.
+
+Also here: the one user-error type with its one-line report, the settings' value rules,
+the live progress line, and ``run_status`` (sweep.py asks it which runs are finished).
+torch is imported inside the functions that touch tensors, so that plot.py can use this
+file's errors without loading torch.
+"""
+import argparse
+import contextlib
+import json
+import math
+import numbers
+import os
+import pickle
+import platform
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import field, fields
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from logger import EpochLogger, atomic_write
+
+
+# ------------------------------------------------------------------------------------------
+# One-line errors: a user's mistake is one line on stderr and exit 2, never a traceback
+# ------------------------------------------------------------------------------------------
+class UserError(Exception):
+    """A mistake in what the user asked for; scripts print it as one line and exit 2."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, after the checkpoint was written; a script prints it and exits 130."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, reporting a usage mistake as one line (``error: ...``) and exit 2."""
+
+    def error(self, message):
+        print(f"error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def run_main(main):
+    """Run a script's ``main()``: UserError is one line and exit 2, Interrupted exit 130."""
+    try:
+        sys.exit(main())
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except Interrupted as e:
+        print(e, file=sys.stderr, flush=True)
+        sys.exit(130)
+
+
+# ------------------------------------------------------------------------------------------
+# Settings: each a dataclass field with its default, the rule its value follows, its doc
+# ------------------------------------------------------------------------------------------
+class Rule(NamedTuple):
+    says: str                      # what a valid value is, for the one-line error
+    ok: Callable                   # value -> bool
+    parse: Callable = str          # command-line text -> value
+
+
+def _int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _num(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# Command-line parsers; argparse names them in its error ("invalid boolean value: 'x'").
+def boolean(s):
+    if s.lower() not in ("true", "false"):
+        raise ValueError(s)
+    return s.lower() == "true"
+
+
+def number_none_or_auto(s):
+    return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
+
+
+def integer_or_none(s):
+    return None if s.lower() == "none" else int(s)
+
+
+POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
+COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
+RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
+SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
+DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
+POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
+SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
+ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
+                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
+EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
+                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
+DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
+              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
+                                                (v.startswith("cuda:") and v[5:].isdigit())))
+
+
+def setting(default, rule, doc):
+    """A dataclass field with its rule and a one-line description (the CLI's help)."""
+    return field(default=default, metadata=dict(rule=rule, doc=doc))
+
+
+def check_settings(settings, prefix=""):
+    """Raise a one-line UserError for the first field whose value breaks its rule."""
+    for f in fields(settings):
+        v, rule = getattr(settings, f.name), f.metadata["rule"]
+        if not rule.ok(v):
+            raise UserError(f"{prefix}{f.name} must be {rule.says}, got {v!r}")
+
+
+def add_setting_options(parser, settings_class):
+    """One --option per field, parsed by its rule; unset options stay None (the default)."""
+    for f in fields(settings_class):
+        parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
+                            help=f"{f.metadata['doc']} ({f.default})")
+
+
+def settings_doc(settings_class):
+    """The settings as a docstring section: name, default and meaning of each."""
+    return "\n".join(f"        {f.name} ({f.default!r}): {f.metadata['doc']}"
+                     for f in fields(settings_class))
+
+
+# ------------------------------------------------------------------------------------------
+# What config.json records beside the settings, and swap points by name
+# ------------------------------------------------------------------------------------------
+def run_metadata():
+    """Determinism holds for one CPU model and one torch thread count only, so both are
+    written down beside the library versions and the code's git commit."""
+    import gymnasium
+    import matplotlib
+    import torch
+    versions = dict(python=platform.python_version(), torch=torch.__version__,
+                    gymnasium=gymnasium.__version__, numpy=np.__version__,
+                    matplotlib=matplotlib.__version__)
+    return dict(versions=versions, torch_threads=torch.get_num_threads(), cpu=cpu_model(),
+                git=git_commit())
+
+
+def cpu_model():
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def git_commit():
+    """The commit of the code that trains, and whether its tracked files had changes that
+    were not committed; None outside a git checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head, status = (subprocess.run(["git", *cmd], cwd=here, capture_output=True, text=True,
+                                       timeout=30)
+                        for cmd in (["rev-parse", "HEAD"], ["status", "--porcelain", "-uno"]))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode or status.returncode:
+        return None
+    return dict(commit=head.stdout.strip(), uncommitted_changes=bool(status.stdout.strip()))
+
+
+def name_of(fn):
+    """``module:function``, the form ``load_function`` reads back (config.json records it)."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
+
+
+def load_function(name):
+    """The function a ``module:function`` name (e.g. ``notebooks.port_mistakes:shared_noise``) names."""
+    import importlib
+    module, _, qualname = name.partition(":")
+    try:
+        fn = importlib.import_module(module)
+        for part in qualname.split("."):
+            fn = getattr(fn, part)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise UserError(f"cannot load {name!r} (expected module:function): {e}") from None
+    if not callable(fn):
+        raise UserError(f"{name!r} is not a function")
+    return fn
+
+
+# ------------------------------------------------------------------------------------------
+# Files: run directories, config.json, checkpoints
+# ------------------------------------------------------------------------------------------
+def run_dir(data_dir, exp_name, seed):
+    return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
+
+
+def save_checkpoint(state, path):
+    """``torch.save`` a dict of tensors and plain values, atomically."""
+    import torch
+    atomic_write(path, lambda f: torch.save(state, f), mode="wb")
+
+
+def load_checkpoint(path, map_location="cpu"):
+    """Load a checkpoint without running any code from it.
+
+    ``weights_only=True`` restricts unpickling to tensors and plain containers, so a file
+    crafted to execute code on load is refused. Every way a load can fail becomes a
+    ``ValueError`` with one readable line.
+    """
+    import torch
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except FileNotFoundError:
+        raise ValueError(f"no checkpoint at {path}") from None
+    except pickle.UnpicklingError as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(f"refused to load {path}: it is not a plain weights file "
+                         f"({first[:200]})") from None
+    except Exception as e:  # truncated zip, garbage bytes, ...
+        raise ValueError(f"cannot read checkpoint {path}: it is truncated or not a "
+                         f"checkpoint ({type(e).__name__})") from None
+
+
+def read_config(run_dir):
+    """The ``config.json`` of a run directory, or a UserError saying what is wrong."""
+    path = os.path.join(run_dir, "config.json")
+    if not os.path.isdir(run_dir):
+        raise UserError(f"{run_dir} is not a directory")
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except FileNotFoundError:
+        raise UserError(f"{run_dir} has no config.json; is it a run directory?") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path} does not parse ({e})") from None
+    if not isinstance(config, dict) or "env_id" not in config:
+        raise UserError(f"{path} is not a td3.py config (no env_id)")
+    return config
+
+
+def run_status(run_dir):
+    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch
+    reached, or stopped early), from the checkpoint and config.json; sweep.py asks this."""
+    import torch
+    path = os.path.join(run_dir, "ckpt.pt")
+    if not os.path.exists(path):
+        return "new"
+    config = read_config(run_dir)
+    try:  # mmap: the counters are read without loading the replay buffer
+        ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:
+        return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
+    done = ckpt["t"] >= config["steps_per_epoch"] * config["epochs"]
+    stopped = config["stop_return"] is not None and ckpt["epochs_at_goal"] >= config["stop_epochs"]
+    return "finished" if done or stopped else "unfinished"
+
+
+def check_memory(nbytes, what):
+    """Refuse, in one line, an allocation that would not fit in the memory available now."""
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable"))
+    except (OSError, StopIteration):
+        return
+    if nbytes > 0.8 * avail:
+        raise UserError(f"{what} needs {nbytes / 1e9:.1f} GB but only {avail / 1e9:.1f} GB is "
+                        f"available; lower --replay_size")
+
+
+# ------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------
+# Config keys a resumed run may change (everything else must match the directory's run).
+MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
+                        "torch_threads", "cpu", "git")
+# What a checkpoint identifies its run by (checked against the config on resume).
+IDENTITY = ("env_id", "obs_dim", "act_dim", "ac_kwargs")
+
+
+class Run:
+    """One run directory: the checks before it starts or resumes, its checkpoints, best.pt,
+    early stop, Ctrl-C and the progress line. ``config`` is what config.json records (the
+    settings, env_id, obs_dim, act_dim, ac_kwargs, ...); nothing is written until a check
+    has passed, so a refused run leaves the directory as it was."""
+
+    def __init__(self, config, logger_kwargs, resume=False):
+        logger_kwargs = dict(logger_kwargs)
+        self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
+        logger_kwargs.setdefault("output_dir", run_dir("data", logger_kwargs["exp_name"],
+                                                       config["seed"]))
+        self.output_dir = logger_kwargs["output_dir"]
+        self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
+        self.ckpt = self._open(resume)
+        c = config
+        self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
+        self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
+        check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
+                                        f"{self.floats_per_step} floats")
+        try:
+            self.logger = EpochLogger(**logger_kwargs,
+                                      resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
+        except (ValueError, OSError, UnicodeDecodeError) as e:
+            raise UserError(f"cannot resume: {e}") from None
+        self.total_steps = config["steps_per_epoch"] * config["epochs"]
+        self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
+
+    def _open(self, resume):
+        """Refuse a directory that already holds a run (unless resuming); for a resume,
+        load ckpt.pt (every way it can be broken is one line) and check it is this run."""
+        ckpt_path = os.path.join(self.output_dir, "ckpt.pt")
+        if not resume:
+            if any(os.path.exists(os.path.join(self.output_dir, f))
+                   for f in ("progress.txt", "ckpt.pt")):
+                raise UserError(f"{self.output_dir} already holds a run; continue it with "
+                                f"--resume {self.output_dir}, or pick another --exp_name or --seed")
+            return None
+        try:
+            ckpt = load_checkpoint(ckpt_path)
+        except ValueError as e:  # missing, truncated, or not a plain weights file
+            raise UserError(str(e)) from None
+        missing = [k for k in ("t", "epoch", *IDENTITY) if k not in ckpt] \
+            if isinstance(ckpt, dict) else ["all"]
+        if missing:
+            raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
+        as_json = lambda v: json.dumps(v, sort_keys=True, default=str)  # tuples and lists alike
+        for key in IDENTITY:
+            if as_json(ckpt[key]) != as_json(self.config[key]):
+                raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
+                                if key == "ac_kwargs" else f"checkpoint is for {key}="
+                                f"{ckpt[key]}, this run has {self.config[key]}")
+        saved = read_config(self.output_dir)
+        for key, value in self.config.items():
+            if key not in MAY_CHANGE_ON_RESUME and key in saved and as_json(saved[key]) != as_json(value):
+                raise UserError(f"{self.output_dir} was run with {key}={saved[key]!r}, not "
+                                f"{value!r}; a resumed run keeps its settings")
+        return ckpt
+
+    def start(self, loop, rng, env, **parts):
+        """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's
+        counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a
+        resumed one puts back every part's state_dict (networks, optimizers, buffer), both
+        RNGs, the counters, the values logged so far this epoch and the episode in
+        progress. Returns the counters and (obs, episode return, episode length)."""
+        import torch
+        self.loop, self.rng, self.env, self.parts = loop, rng, env, parts
+        self.resumed = self.ckpt is not None
+        if self.ckpt is None:
+            self.logger.save_config(self.config)
+            first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
+        else:
+            ckpt = self.ckpt
+            missing = [k for k in (*parts, "episode", "rng", "torch_rng", "epoch_dict",
+                                   *(f.name for f in fields(loop))) if k not in ckpt]
+            if missing:
+                raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
+            for name in os.listdir(self.output_dir):  # a kill during a write leaves its temp file
+                if ".tmp" in name:
+                    os.remove(os.path.join(self.output_dir, name))
+            for name, part in parts.items():
+                part.load_state_dict(ckpt[name])
+            rng.bit_generator.state = ckpt["rng"]
+            torch.set_rng_state(ckpt["torch_rng"])
+            self.logger.epoch_dict.update(ckpt["epoch_dict"])
+            for f in fields(loop):
+                setattr(loop, f.name, ckpt[f.name])
+            self.elapsed, self.best_return = ckpt["elapsed"], ckpt["best_return"]
+            self.epochs_at_goal = ckpt["epochs_at_goal"]
+            first = env.replay(**ckpt["episode"])
+            self.ckpt = None  # the replay buffer's copy can go
+        self.start_time = self.epoch_time = time.time()
+        self.epoch_t = loop.t
+        self.progress = ProgressLine(self.total_steps, loop.t, quiet=not self.progress_on)
+        self.logger.before_print = self.progress.clear
+        if loop.t < self.total_steps:
+            print(f"replay buffer: {self.config['replay_size']:,} x {self.floats_per_step} floats "
+                  f"= {self.buffer_bytes / 1e6:,.0f} MB; "
+                  f"{'resuming at' if self.resumed else 'starting'} env step {loop.t:,} of "
+                  f"{self.total_steps:,}; device {self.config['device']}", flush=True)
+        return loop, first
+
+    def __enter__(self):
+        self._ctrl_c = CtrlC()
+        return self
+
+    def __exit__(self, *exc):
+        self._ctrl_c.close()
+
+    def show_progress(self, t, last_return):
+        """The live progress line (redrawn at most twice a second; ~100 ns otherwise)."""
+        phase = "random warm-up" if t < self.config["start_steps"] else "learning"
+        self.progress.update(t, phase, last_return, updating=t >= self.config["update_after"])
+
+    def time(self):
+        """Training seconds so far, earlier processes of a resumed run included."""
+        return self.elapsed + time.time() - self.start_time
+
+    def epoch_title(self, loop, epochs):
+        sps = (loop.t - self.epoch_t) / max(time.time() - self.epoch_time, 1e-9)
+        return (f"Epoch {loop.epoch}/{epochs} | {loop.t:,}/{self.total_steps:,} env steps | "
+                f"{sps:,.0f} steps/s | ~{format_seconds((self.total_steps - loop.t) / sps)} left")
+
+    def check_finite(self, keys, module, epoch):
+        """Stop on NaN/inf before it reaches a checkpoint, so the last good one stays."""
+        import torch
+        for key in keys:
+            vals = self.logger.epoch_dict.get(key, [])
+            if vals and not bool(torch.isfinite(torch.stack(vals)).all()):
+                raise UserError(f"epoch {epoch}: {key} became NaN or inf; stopped, the last "
+                                f"good checkpoint in {self.output_dir} is kept")
+        for name, p in module.named_parameters():
+            if not bool(torch.isfinite(p).all()):
+                raise UserError(f"epoch {epoch}: parameter {name} became NaN or inf; stopped, "
+                                f"the last good checkpoint in {self.output_dir} is kept")
+
+    def end_epoch(self, loop, test_return):
+        """After an epoch's table: keep the best actor-critic in best.pt, count the epochs
+        at the goal (stop_return for stop_epochs in a row ends the run), write ckpt.pt every
+        save_freq epochs and at the end (an early stop moves the end to this epoch)."""
+        c, ac = self.config, self.parts["ac"]
+        if test_return > self.best_return:
+            self.best_return = test_return
+            save_checkpoint(dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=test_return,
+                                 **{k: c[k] for k in IDENTITY}),
+                            os.path.join(self.output_dir, "best.pt"))
+        at_goal = c["stop_return"] is not None and test_return >= c["stop_return"]
+        self.epochs_at_goal = self.epochs_at_goal + 1 if at_goal else 0
+        if self.epochs_at_goal >= c["stop_epochs"]:
+            self.total_steps = loop.t  # solved and held: this epoch is the last
+            print(f"stopping early: average test return >= {c['stop_return']} for "
+                  f"{self.epochs_at_goal} epochs in a row", flush=True)
+        if loop.epoch % c["save_freq"] == 0 or loop.t >= self.total_steps:
+            self.checkpoint()
+        self.epoch_time, self.epoch_t = time.time(), loop.t
+
+    def checkpoint(self):
+        """Everything an exact resume needs, as tensors and plain values, written atomically."""
+        import torch
+        state = {**{name: part.state_dict() for name, part in self.parts.items()},
+                 **{f.name: getattr(self.loop, f.name) for f in fields(self.loop)},
+                 "elapsed": self.time(), "best_return": self.best_return,
+                 "epochs_at_goal": self.epochs_at_goal, "episode": self.env.state_dict(),
+                 "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                 "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
+        save_checkpoint(state, os.path.join(self.output_dir, "ckpt.pt"))
+
+    def stop_if_interrupted(self):
+        """After Ctrl-C (checked once per env step): write the checkpoint, raise Interrupted."""
+        if self._ctrl_c.requested:
+            self.checkpoint()
+            raise Interrupted(f"interrupted at env step {self.loop.t:,}; checkpoint saved. "
+                              f"Continue with: python td3.py --resume {self.output_dir}")
+
+
+class CtrlC:
+    """While training, Ctrl-C sets ``requested``, which the loop checks after each step; a
+    second Ctrl-C stops at once. ``close`` puts the previous handler back."""
+
+    def __init__(self):
+        self.requested, self.previous = False, None
+        try:
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:  # not the main thread: leave Ctrl-C as it is
+            pass
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def close(self):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+
+
+class ReplayableEnv:
+    """An env that remembers its episode's reset seed and actions, so that a checkpoint can
+    rebuild the episode in progress: a Box2D env can't be saved, but it is deterministic
+    given both. Everything else (spaces, spec, close) is the wrapped env's."""
+
+    def __init__(self, env):
+        self.env, self.seed, self.actions = env, None, []
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def reset(self, seed):
+        self.seed, self.actions = seed, []
+        return self.env.reset(seed=seed)
+
+    def step(self, a):
+        self.actions.append(a)
+        return self.env.step(a)
+
+    def state_dict(self):
+        import torch
+        act_dim = self.env.action_space.shape[0]
+        return dict(seed=self.seed, actions=torch.as_tensor(
+            np.array(self.actions, np.float32).reshape(-1, act_dim)))
+
+    def replay(self, seed, actions):
+        """Reset with ``seed`` and take ``actions`` again; returns (obs, return, length)."""
+        (o, _), ep_ret, ep_len = self.reset(seed), 0.0, 0
+        for a in actions.numpy():
+            o, r, _, _, _ = self.step(a)
+            ep_ret, ep_len = ep_ret + r, ep_len + 1
+        return o, ep_ret, ep_len
+
+
+# ------------------------------------------------------------------------------------------
+# The live progress line between epoch tables
+# ------------------------------------------------------------------------------------------
+def format_seconds(s):
+    s = int(max(0, s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
+
+
+class ProgressLine:
+    """Where a run is between two epoch tables: env steps, phase, steps/s, last return, time left.
+
+    On a terminal it is one line redrawn in place twice a second. Elsewhere (a notebook, a
+    log file) it prints a plain line after ``first`` seconds and then every ``every``
+    seconds, so the output stays short; ``quiet`` turns it off. Our own few lines rather than
+    tqdm: no extra dependency, and the time left is estimated only from steps taken while the
+    networks train (the steps before run ~70x faster and would make any average rate useless).
+    """
+
+    def __init__(self, total_steps, start_step=0, quiet=False, stream=None, first=3.0, every=30.0):
+        self.total, self.quiet = total_steps, quiet
+        self.stream = stream or sys.stdout
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.every = 0.5 if self.tty else every
+        self.last_time, self.last_step = time.monotonic(), start_step
+        self.next_time = self.last_time + (0.5 if self.tty else first)
+        self.rate = None  # env steps/s while learning, smoothed
+        self.drawn = False
+
+    def update(self, t, phase, last_return, updating):
+        """Called every env step; does nothing until the next line is due (~100 ns).
+
+        ``phase`` names what the run is doing; ``updating`` says the networks are being
+        trained, so the rate now is the rate of the rest of the run (before that, steps are
+        ~70x faster and a time-left estimate would mean nothing)."""
+        now = time.monotonic()
+        if self.quiet or now < self.next_time:
+            return
+        dt = max(now - self.last_time, 1e-9)
+        rate = (t - self.last_step) / dt
+        if updating:  # smoothed over ~10 s: updates come in bursts of update_every
+            w = min(1.0, dt / 10.0) if self.rate else 1.0
+            self.rate = rate = (1 - w) * (self.rate or 0.0) + w * rate
+        left = f"~{format_seconds((self.total - t) / rate)} left" if updating and rate > 0 \
+            else "time left: once updates start"
+        ret = "no episode ended yet" if last_return is None else f"last episode {last_return:.1f}"
+        line = f"env step {t:,}/{self.total:,} | {phase} | {rate:,.0f} steps/s | {ret} | {left}"
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line)
+            self.drawn = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        self.last_time, self.last_step, self.next_time = now, t, now + self.every
+
+    def clear(self):
+        """Erase the redrawn line before other output (an epoch table) is printed."""
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False
