@@ -27,6 +27,7 @@ file's errors without loading torch.
 """
 import argparse
 import contextlib
+import difflib
 import json
 import math
 import numbers
@@ -65,14 +66,16 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def run_main(main):
-    """Run a script's ``main()``: UserError is one line and exit 2, Interrupted exit 130."""
+    """Run a script's ``main()`` and exit with what it returns: UserError is one line and
+    exit 2, Ctrl-C exit 130 (after a checkpoint, Interrupted's message says where it is)."""
     try:
         sys.exit(main())
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
-    except Interrupted as e:
-        print(e, file=sys.stderr, flush=True)
+    except KeyboardInterrupt as e:  # Interrupted says where the checkpoint is
+        if str(e):
+            print(e, file=sys.stderr, flush=True)
         sys.exit(130)
 
 
@@ -278,6 +281,43 @@ def run_status(run_dir):
     return "finished" if done or stopped else "unfinished"
 
 
+def pick_device(name):
+    """The torch device for a --device value; one that this torch lacks is a UserError."""
+    import torch
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    available = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    available += ["mps"] if torch.backends.mps.is_available() else []
+    if name not in available and not (name == "cuda" and len(available) > 1):
+        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
+                        f"available: {', '.join(available)}")
+    return torch.device(name)
+
+
+# The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
+# without writing MUJOCO_LOG.TXT into the working directory (3.16 and later do both).
+MUJOCO_INSTALL = '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"'
+
+
+def make_env(env_id, **kwargs):
+    """An ``env_fn`` for td3(); an unknown id becomes a UserError naming close ids."""
+    import gymnasium as gym
+    try:
+        gym.make(env_id, **kwargs).close()
+    except gym.error.Error as e:
+        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        if isinstance(e, (gym.error.NameNotFound, gym.error.VersionNotFound,
+                          gym.error.NamespaceNotFound, gym.error.UnregisteredEnv)):
+            raise UserError(f"unknown env id {env_id!r}{hint}") from None
+        if "mujoco" in str(e).lower():  # gymnasium's own hint installs mujoco 4, which warns
+            raise UserError(f"env {env_id!r} needs MuJoCo: pip install {MUJOCO_INSTALL}") from None
+        raise UserError(f"cannot make env {env_id!r}: {e}") from None
+    except ImportError as e:
+        raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
+    return lambda: gym.make(env_id, **kwargs)
+
+
 def check_memory(nbytes, what):
     """Refuse, in one line, an allocation that would not fit in the memory available now."""
     try:
@@ -298,6 +338,14 @@ MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions
                         "torch_threads", "cpu", "git")
 # What a checkpoint identifies its run by (checked against the config on resume).
 IDENTITY = ("env_id", "obs_dim", "act_dim", "ac_kwargs")
+
+
+def first_difference(saved, config):
+    """The first key in which a run directory's config.json (``saved``) and ``config`` differ,
+    leaving out what a resumed run may change; None when they describe the same run."""
+    as_json = lambda v: json.dumps(v, sort_keys=True, default=str)  # tuples and lists alike
+    return next((k for k, v in config.items() if k not in MAY_CHANGE_ON_RESUME and k in saved
+                 and as_json(saved[k]) != as_json(v)), None)
 
 
 class Run:
@@ -351,11 +399,10 @@ class Run:
                 raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
                                 if key == "ac_kwargs" else f"checkpoint is for {key}="
                                 f"{ckpt[key]}, this run has {self.config[key]}")
-        saved = read_config(self.output_dir)
-        for key, value in self.config.items():
-            if key not in MAY_CHANGE_ON_RESUME and key in saved and as_json(saved[key]) != as_json(value):
-                raise UserError(f"{self.output_dir} was run with {key}={saved[key]!r}, not "
-                                f"{value!r}; a resumed run keeps its settings")
+        key = first_difference(read_config(self.output_dir), self.config)
+        if key:
+            raise UserError(f"{self.output_dir} was run with {key}={read_config(self.output_dir)[key]!r}, "
+                            f"not {self.config[key]!r}; a resumed run keeps its settings")
         return ckpt
 
     def start(self, loop, rng, env, **parts):
@@ -365,7 +412,7 @@ class Run:
         RNGs, the counters, the values logged so far this epoch and the episode in
         progress. Returns the counters and (obs, episode return, episode length)."""
         import torch
-        self.loop, self.rng, self.env, self.parts = loop, rng, env, parts
+        self.loop, self.rng, self.env, self.parts, c = loop, rng, env, parts, self.config
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
             self.logger.save_config(self.config)
@@ -388,6 +435,8 @@ class Run:
                 setattr(loop, f.name, ckpt[f.name])
             self.elapsed, self.best_return = ckpt["elapsed"], ckpt["best_return"]
             self.epochs_at_goal = ckpt["epochs_at_goal"]
+            if c["stop_return"] is not None and self.epochs_at_goal >= c["stop_epochs"]:
+                self.total_steps = loop.t  # it had stopped early: nothing left to train
             first = env.replay(**ckpt["episode"])
             self.ckpt = None  # the replay buffer's copy can go
         self.start_time = self.epoch_time = time.time()

@@ -13,7 +13,8 @@ Thresholds: the env's reward_threshold (BipedalWalker-v3: 300) or, for Pendulum-
 none, -200. Comparison groups are cut to the length every seed of them was run to, so that
 seeds run longer count only on the common part: results/ablations (each trick switched off)
 at 200,000 env steps, results/porting (one porting mistake per run, plus the TD3 reference
-from results/ablations) at 150,000, results/defaults (the TD3 authors' settings) at 200,000.
+from results/ablations and the authors' settings at seed 0 from results/defaults) at 150,000,
+results/defaults (the TD3 authors' settings) at 200,000.
 """
 import json
 import os
@@ -104,8 +105,10 @@ def main(results=os.path.join(ROOT, "results")):
         if not os.path.isdir(top):
             continue
         runs = runs_under(top)
-        if name == "porting":  # the correct run is the reference: TD3's ablation runs
-            runs = runs_under(os.path.join(results, "ablations", "td3-BipedalWalker-v3")) + runs
+        if name == "porting":  # TD3's ablation runs are the reference; the authors' settings
+            # at seed 0 are results/defaults' run, of which the first 150,000 steps count here
+            runs = (runs_under(os.path.join(results, "ablations", "td3-BipedalWalker-v3")) + runs
+                    + runs_under(os.path.join(results, "defaults")))
         print(f"{name}, BipedalWalker-v3, first {xmax:,} env steps (threshold 300):")
         report(runs, 300.0, xmax)
 

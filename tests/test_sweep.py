@@ -214,7 +214,7 @@ def test_sweep_finishes_every_run_as_td3_py_would(grid, env, tmp_path):
     assert "| Pendulum-v1 | td3 | 2/2 | no threshold |" in grid["out"]
     assert "| Pendulum-v1 | ddpg | 2/2 | no threshold |" in grid["out"]
     plot = [ln for ln in grid["out"].splitlines() if ln.startswith("python plot.py")]
-    assert len(plot) == 1 and "--legend td3 ddpg" in plot[0]
+    assert len(plot) == 1 and str(grid["data"]) in plot[0]
     png = tmp_path / "grid.png"
     cmd = plot[0].replace("python", sys.executable, 1).rsplit("--out", 1)[0] + f"--out {png}"
     assert subprocess.run(cmd, shell=True, cwd=ROOT, env=env).returncode == 0
@@ -344,15 +344,21 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
     (["--env", "Pendulum-v1", "--seeds", 0, "--seed", 1], "give the seeds with --seeds"),
     (["--env", "Pendulum-v1", "--seeds", 0, "--epochs", 0], "epochs must be a positive integer"),
     (["--env", "Pendulum-v1", "--seeds", 0, "--retries", -1], "--retries must be zero or more"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--num_cpus", 0], "--num_cpus must be a positive"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--gamma", 1.5], "--gamma must be in (0, 1]"),
+    # What td3.py checks once it has the env, for every env of the grid:
+    (["--env", "Pendulum-v1", "CartPole-v1", "--seeds", 0], "CartPole-v1 has a Discrete action "
+                                                            "space; TD3 needs continuous (Box)"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--device", "cuda:7"], "device 'cuda:7' is not available"),
     (["--env", "Pendulum-v1", "--seeds", 0, "--variants", "td3", "no_smoothing",
       "--target_noise", 0], "variants td3 and no_smoothing are the same run"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys, tmp_path):
+    import runs
     import sweep
-    try:
-        code = sweep.cli([*map(str, args), "--data_dir", str(tmp_path)])
-    except SystemExit as e:  # argparse's own errors
-        code = e.code
+    with pytest.raises(SystemExit) as e:
+        runs.run_main(lambda: sweep.main([*map(str, args), "--data_dir", str(tmp_path)]))
+    code = e.value.code
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err, err
@@ -383,7 +389,8 @@ def test_summary_counts_threshold_and_steps_to_it(tmp_path):
     assert sweep.summarize(runs)[2] == (
         "| BipedalWalker-v3 | td3 | 2/3 | 2/3 (>= 300) | 30,000 | 281.7 ± 23.2 "
         "| 288.3 ± 27.2 |")
-    (plot,) = sweep.plot_commands(runs, "data")
-    assert "--hline 300" in plot and "--legend td3" in plot
-    line = sweep.progress_line(runs, [runs[2]])
-    assert "runs: 2 done, 0 running, 0 failed, 1 waiting | 90,000 env steps" in line
+    plot = sweep.plot_command(runs, "data")
+    assert plot.startswith("python plot.py data --value TestEpRet --hline 300")
+    line = sweep.progress_line(runs, 30_000, 100.0)
+    assert "runs: 2 done, 0 failed, 1 to go | 90,000 env steps | 600 env steps/s" in line
+    assert "~2m13s left" in line  # the unfinished run's 80,000 steps left, at 600 a second
