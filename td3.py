@@ -20,7 +20,6 @@ and the run's housekeeping (run directory, checkpoints, exact resume, Ctrl-C, ea
 the progress line) in runs.py, reached from td3() through a ``run`` object.
 """
 import copy
-import difflib
 import inspect
 import os
 import sys
@@ -362,7 +361,7 @@ def discounted_returns(rews, gamma):
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """Check the env and the device and fill in the settings left to the env; returns the
     resolved Hyperparameters and what config.json records of the run."""
-    device = pick_device(hp.device)
+    device = runs.pick_device(hp.device)
     check_env(env)
     hp = resolve_env_defaults(hp, env)
     if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
@@ -393,17 +392,6 @@ def default_exp_name(env_id, hp):
     return "-".join(["td3", env_id, *off])
 
 
-def pick_device(name):
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    available = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-    available += ["mps"] if torch.backends.mps.is_available() else []
-    if name not in available and not (name == "cuda" and len(available) > 1):
-        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
-                        f"available: {', '.join(available)}")
-    return torch.device(name)
-
-
 def check_env(env):
     if not isinstance(env.action_space, gym.spaces.Box):
         name = env.spec.id if env.spec else type(env).__name__
@@ -411,29 +399,6 @@ def check_env(env):
                         f"TD3 needs continuous (Box) actions")
     if len(env.observation_space.shape or ()) != 1:
         raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
-
-
-# The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
-# without writing MUJOCO_LOG.TXT into the working directory (3.16 and later do both).
-MUJOCO_INSTALL = '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"'
-
-
-def make_env(env_id, **kwargs):
-    """An ``env_fn`` for td3(); an unknown id becomes a UserError naming close ids."""
-    try:
-        gym.make(env_id, **kwargs).close()
-    except gym.error.Error as e:
-        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        if isinstance(e, (gym.error.NameNotFound, gym.error.VersionNotFound,
-                          gym.error.NamespaceNotFound, gym.error.UnregisteredEnv)):
-            raise UserError(f"unknown env id {env_id!r}{hint}") from None
-        if "mujoco" in str(e).lower():  # gymnasium's own hint installs mujoco 4, which warns
-            raise UserError(f"env {env_id!r} needs MuJoCo: pip install {MUJOCO_INSTALL}") from None
-        raise UserError(f"cannot make env {env_id!r}: {e}") from None
-    except ImportError as e:
-        raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
-    return lambda: gym.make(env_id, **kwargs)
 
 
 # ------------------------------------------------------------------------------------------
@@ -508,7 +473,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     env_id, kwargs, _ = parse_cli(argv)
-    td3(make_env(env_id), **kwargs)
+    td3(runs.make_env(env_id), **kwargs)
 
 
 if __name__ == "__main__":
