@@ -2,7 +2,7 @@
 
     python benchmarks/bench_buffer.py
 
-The list buffer is the one in the blog this project started from (../shared/seeds/002_*),
+The list buffer is a list-based replay buffer as in a Spinning Up-style blog implementation,
 rewritten here in its style: Python lists of transitions, ``pop(0)`` once full (O(n)), and
 the sampled rows turned into tensors at every ``sample``. Both are filled to capacity first;
 then stores (with eviction) and samples of 256 are timed, interleaved, several repeats, and

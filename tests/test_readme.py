@@ -1,0 +1,82 @@
+"""README.md and docs/*.md stay true to the code: links into a .py file point at what their
+text names, every relative link leads to something in the repository, README stays one page."""
+import glob
+import os
+import re
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+PAGES = [README] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")           # [text](target), images too
+CODE_LINK = re.compile(r"([\w./-]+\.py)#L(\d+)$")           # file.py#L<n>
+WINDOW = 3                                                  # lines after n that may hold it
+
+
+def links():
+    """(page, text, target) of every markdown link outside fenced code blocks."""
+    found = []
+    for page in PAGES:
+        with open(page, encoding="utf-8") as f:
+            text = re.sub(r"```.*?```", "", f.read(), flags=re.S)
+        found += [(page, m.group(1), m.group(2)) for m in LINK.finditer(text)]
+    return found
+
+
+def resolve(page, target):
+    return os.path.normpath(os.path.join(os.path.dirname(page), target.split("#")[0]))
+
+
+def names_it(line, text):
+    """Whether a source line is the `def` of a function the link text names, or the
+    `Trick N: title` comment of the trick it names."""
+    plain = re.sub(r"[`*_]", " ", text).lower()
+    plain = " ".join(plain.split())
+    words = set(re.findall(r"[A-Za-z_]\w*", text))
+    d = re.match(r"\s*def (\w+)\(", line)
+    if d and d.group(1) in words:
+        return True
+    t = re.search(r"#\s*Trick (\d+): (.+)", line)
+    return bool(t) and (t.group(2).strip().lower() in plain or f"trick {t.group(1)}" in plain)
+
+
+def label(page, text, target):
+    return f"{os.path.relpath(page, ROOT)}: [{text}]({target})"
+
+
+CODE_LINKS = [link for link in links() if CODE_LINK.search(link[2])]
+RELATIVE = [link for link in links() if not re.match(r"[a-z]+:|#", link[2])]
+
+
+def test_readme_links_each_trick():
+    texts = " ".join(text.lower() for page, text, _ in CODE_LINKS if page == README)
+    for title in ("clipped double-q learning", "delayed policy updates", "target policy smoothing"):
+        assert title in texts, f"README.md has no code link for the trick {title!r}"
+
+
+@pytest.mark.parametrize("page,text,target", CODE_LINKS, ids=[label(*x) for x in CODE_LINKS])
+def test_code_link_points_at_what_it_names(page, text, target):
+    path = resolve(page, target)
+    assert os.path.isfile(path), f"{label(page, text, target)}: no file {path}"
+    n = int(CODE_LINK.search(target).group(2))
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    if any(names_it(line, text) for line in lines[n - 1:n + WINDOW]):
+        return
+    holds = lines[n - 1].strip() if 0 < n <= len(lines) else f"nothing (the file has {len(lines)} lines)"
+    now = [i + 1 for i, line in enumerate(lines) if names_it(line, text)]
+    pytest.fail(f"{label(page, text, target)} is stale: line {n} now holds {holds!r}; "
+                f"what the text names is at line(s) {now or 'none'}")
+
+
+@pytest.mark.parametrize("page,text,target", RELATIVE, ids=[label(*x) for x in RELATIVE])
+def test_relative_link_exists(page, text, target):
+    path = resolve(page, target)
+    assert os.path.commonpath([ROOT, path]) == ROOT, f"{label(page, text, target)} leaves the repository"
+    assert os.path.exists(path), f"{label(page, text, target)}: {os.path.relpath(path, ROOT)} does not exist"
+
+
+def test_readme_is_one_page():
+    size = os.path.getsize(README)
+    assert size <= 12_500, f"README.md is {size} bytes; move sections to docs/ (at most 12,500)"
