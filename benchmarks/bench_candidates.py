@@ -22,8 +22,10 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 import td3  # noqa: E402
-from bench_update import make_pair, parse_args, random_batches, time_interleaved  # noqa: E402
+from bench_update import parse_args, time_interleaved  # noqa: E402
+from reference_td3 import make_pair, random_batches  # noqa: E402
 
 
 class DotHead(nn.Module):

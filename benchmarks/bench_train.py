@@ -6,7 +6,7 @@ Both run BipedalWalker-v3 with the default settings (hidden (256, 256), batch 25
 update per env step, one test episode per timed segment). Each repeat does a random warm-up
 of ``--steps`` env steps with no updates, then times ``--steps`` steps of policy + noise +
 updates. The reference is the TD3 authors' main loop and update (``PlainTD3`` from
-bench_update.py: an update after every env step, numpy-to-tensor conversion per sample,
+tests/reference_td3.py: an update after every env step, numpy-to-tensor conversion per sample,
 ``select_action`` without ``no_grad``). Ours is ``td3.td3()`` itself, timed from the Time
 column of its progress.txt (epoch 2 minus epoch 1). Repeats are interleaved; medians printed.
 """
@@ -23,9 +23,9 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 import td3  # noqa: E402
-from bench_update import PlainTD3  # noqa: E402
+from reference_td3 import PlainTD3  # noqa: E402
 from logger import read_progress  # noqa: E402
 
 ENV = "BipedalWalker-v3"

@@ -1,7 +1,5 @@
 """td3.build_update: trick 2's schedule, --no_twin, and equality with a plain reference."""
 import copy
-import os
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -11,8 +9,7 @@ import torch
 import core
 import td3
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-from bench_update import make_pair, random_batches  # noqa: E402
+from reference_td3 import make_pair, random_batches
 
 
 def small_ac(seed=0):
