@@ -87,6 +87,28 @@ def test_config_records_threads_and_cpu(tmp_path, pendulum):
     assert config["cpu"] == runs.cpu_model() and config["cpu"]
 
 
+def test_config_records_the_code_and_the_network_as_built(tmp_path, pendulum):
+    # ac_kwargs left empty still records the network's shape (MLPActorCritic's default), the
+    # same record a CLI run with --hid 256 --l 2 writes; and the git commit of the code.
+    kw = {k: v for k, v in SMALL.items() if k != "ac_kwargs"}
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **kw)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["ac_kwargs"] == {"hidden_sizes": [256, 256]}
+    git = runs.git_commit()
+    assert config["git"] == git and (git is None or len(git["commit"]) == 40)
+
+
+def test_polyak_that_looks_like_tau_warns_in_one_line(tmp_path, pendulum, capsys):
+    td3.td3(pendulum, polyak=0.005, logger_kwargs=dict(output_dir=str(tmp_path / "a"), quiet=True),
+            **{**SMALL, "epochs": 1})
+    err = capsys.readouterr().err.strip().splitlines()
+    assert [ln for ln in err if ln.startswith("warning: polyak=0.005")] == [err[0]] and \
+        "1 - tau" in err[0]
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=str(tmp_path / "b"), quiet=True),
+            **{**SMALL, "epochs": 1})
+    assert "polyak" not in capsys.readouterr().err
+
+
 def test_sigint_handler_is_the_callers_again_after_a_nan_stop(tmp_path, pendulum):
     mine = lambda signum, frame: None
     previous = signal.signal(signal.SIGINT, mine)
