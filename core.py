@@ -6,6 +6,7 @@ This file holds what TD3 *is* apart from the training loop:
   ``QFunction`` critic and ``MLPActorCritic``, which bundles one actor with twin critics;
 * trick 1, clipped double-Q learning: ``clipped_double_q_target``;
 * trick 3, target policy smoothing: ``smoothed_target_action``;
+* the discounted return that followed each step (what the critic estimates): ``discounted_returns``;
 * the Polyak average of the target networks: ``polyak_update``.
 
 Trick 2, delayed policy updates, is a decision about *when* to update, so it lives in the
@@ -19,6 +20,7 @@ keeps, not an ``assert``) so that mistake fails loudly instead.
 
 Nothing here touches an environment, the replay buffer or a file.
 """
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -138,6 +140,15 @@ def smoothed_target_action(pi_targ, target_noise, noise_clip, act_low, act_high,
     eps = torch.randn_like(pi_targ) * target_noise
     eps = eps.clamp(-noise_clip, noise_clip) * act_scale
     return torch.max(torch.min(pi_targ + eps, act_high), act_low)
+
+
+def discounted_returns(rews, gamma):
+    """G_t = r_t + gamma * G_{t+1}, for every step of one episode."""
+    out, g = np.zeros(len(rews), dtype=np.float32), 0.0
+    for i in range(len(rews) - 1, -1, -1):
+        g = rews[i] + gamma * g
+        out[i] = g
+    return out
 
 
 def polyak_update(params, targ_params, polyak):

@@ -247,8 +247,18 @@ def load_checkpoint(path, map_location="cpu"):
                          f"checkpoint ({type(e).__name__})") from None
 
 
-def read_config(run_dir):
-    """The ``config.json`` of a run directory, or a UserError saying what is wrong."""
+def add_run_options(parser):
+    """The command-line options of a run's housekeeping."""
+    parser.add_argument("--exp_name", help="default: td3-<env>[-ablations]")
+    parser.add_argument("--data_dir", default="data")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--quiet", action="store_true", help="no live progress line between tables")
+    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
+
+
+def read_config(run_dir, checkpoint=False):
+    """The ``config.json`` of a run directory, or a UserError saying what is wrong (also
+    when ``checkpoint`` is asked for and the directory has no ckpt.pt to resume from)."""
     path = os.path.join(run_dir, "config.json")
     if not os.path.isdir(run_dir):
         raise UserError(f"{run_dir} is not a directory")
@@ -261,6 +271,8 @@ def read_config(run_dir):
         raise UserError(f"{path} does not parse ({e})") from None
     if not isinstance(config, dict) or "env_id" not in config:
         raise UserError(f"{path} is not a td3.py config (no env_id)")
+    if checkpoint and not os.path.exists(os.path.join(run_dir, "ckpt.pt")):
+        raise UserError(f"{run_dir} has no ckpt.pt to resume from")
     return config
 
 
@@ -316,6 +328,17 @@ def make_env(env_id, **kwargs):
     except ImportError as e:
         raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
     return lambda: gym.make(env_id, **kwargs)
+
+
+def check_env(env):
+    """What TD3 needs of an env: continuous (Box) actions and flat observations."""
+    import gymnasium as gym
+    if not isinstance(env.action_space, gym.spaces.Box):
+        name = env.spec.id if env.spec else type(env).__name__
+        raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
+                        f"TD3 needs continuous (Box) actions")
+    if len(env.observation_space.shape or ()) != 1:
+        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
 
 
 def check_memory(nbytes, what):

@@ -2,30 +2,23 @@
 
     python td3.py --env BipedalWalker-v3            # train; one epoch table per epoch
     python td3.py --resume data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0
-    python watch.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0
 
-TD3 is DDPG plus three tricks. Each lives in one place, under a comment block with its name:
+TD3 is DDPG plus three tricks, each in one place under a comment block with its name:
+1. Clipped double-Q learning -> core.clipped_double_q_target; 2. Delayed policy updates ->
+update() below; 3. Target policy smoothing -> core.smoothed_target_action. ``--no_twin``,
+``--no_delay`` and ``--no_smoothing`` switch each off; all three off is DDPG.
 
-1. Clipped double-Q learning   -> core.clipped_double_q_target
-2. Delayed policy updates      -> update() below
-3. Target policy smoothing     -> core.smoothed_target_action
-
-``--no_twin``, ``--no_delay`` and ``--no_smoothing`` switch each one off; all three off is DDPG.
-
-Read it top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
-command line, config.json and the range checks all come from that one table), the losses
-and the update, then ``td3()``: setup, loop, test, then the command line. The networks and
-the TD3 math live in core.py, the replay buffer in buffer.py, the epoch table in logger.py,
-and the run's housekeeping (run directory, checkpoints, exact resume, Ctrl-C, early stop,
-the progress line) in runs.py, reached from td3() through a ``run`` object.
+Read top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
+command line, config.json and the range checks all come from that table), the losses and
+the update, ``td3()`` (setup, loop, test), the command line. Networks and TD3 math: core.py;
+replay buffer: buffer.py; epoch table: logger.py; the run's housekeeping (run directory,
+checkpoints, exact resume, Ctrl-C, early stop, progress line): runs.py, through ``run``.
 """
 import copy
 import inspect
-import os
 import sys
 from dataclasses import asdict, dataclass, fields, replace
 
-import gymnasium as gym
 import numpy as np
 import torch
 
@@ -65,17 +58,18 @@ class Hyperparameters:
     policy_delay: int = setting(2, POSITIVE, "trick 2: one actor and target update per this "
                                              "many critic updates; 1 turns it off")
     twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
-    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it are raised "
-                                  "to it (logged returns stay the env's)")
+    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below "
+                                                 "it are raised to it (logged returns stay the env's)")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's own")
-    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test return holds here")
+    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test "
+                                                "return holds here")
     stop_epochs: int = setting(3, POSITIVE, "...for this many epochs in a row")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
 
-# Per-env values of the settings left at "auto"; each is measured, see README "Defaults".
+# Per-env values of the settings left at "auto"; each is measured, see docs/defaults.md.
 # BipedalWalker-v3 gives -100 for a fall: flooring it keeps the critic from learning that
 # standing still is the safest plan.
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0)}
@@ -200,8 +194,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
 # Training
 # ------------------------------------------------------------------------------------------
 @dataclass
-class LoopState:
-    """The training loop's counters (a checkpoint holds them)."""
+class LoopState:  # the training loop's counters; a checkpoint holds them
     t: int = 0                     # env steps taken
     epoch: int = 0
     n_updates: int = 0             # critic updates so far (the paper's total_it)
@@ -277,7 +270,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                 s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=device)
                 q_est = ac.q1(s, ac.pi(s))
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
-                         TestQTrue=discounted_returns(rews, hp.gamma))
+                         TestQTrue=core.discounted_returns(rews, hp.gamma))
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters and the episode in progress back as they were (runs.py).
@@ -345,15 +338,6 @@ def log_epoch(logger, s, elapsed, title):
     logger.dump_tabular(title)
 
 
-def discounted_returns(rews, gamma):
-    """G_t = r_t + gamma * G_{t+1}, for every step of one episode."""
-    out, g = np.zeros(len(rews), dtype=np.float32), 0.0
-    for i in range(len(rews) - 1, -1, -1):
-        g = rews[i] + gamma * g
-        out[i] = g
-    return out
-
-
 # ------------------------------------------------------------------------------------------
 # The checks and per-env values td3() resolves before it trains. sweep.py runs the same
 # checks for every run of a grid before it starts any.
@@ -362,15 +346,15 @@ def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps
     """Check the env and the device and fill in the settings left to the env; returns the
     resolved Hyperparameters and what config.json records of the run."""
     device = runs.pick_device(hp.device)
-    check_env(env)
+    runs.check_env(env)
     hp = resolve_env_defaults(hp, env)
     if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
         print(f"warning: polyak={hp.polyak} moves the targets {1 - hp.polyak:.1%} of the way each "
               f"update; polyak is 1 - tau (the paper's tau=0.005 is polyak=0.995)", file=sys.stderr)
-    env_id = env.spec.id if env.spec else type(env.unwrapped).__name__
     network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
-               if isinstance(p.default, (int, float, str, tuple, list))}
-    config = dict(asdict(hp), env_id=env_id, obs_dim=env.observation_space.shape[0],
+               if isinstance(p.default, (int, float, str, tuple, list))}  # as built, defaults too
+    config = dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
+                  obs_dim=env.observation_space.shape[0],
                   act_dim=env.action_space.shape[0], device=str(device),
                   ac_kwargs={**network, **ac_kwargs}, actor_critic=runs.name_of(actor_critic),
                   **{k: runs.name_of(fn) for k, fn in swaps.items()})
@@ -390,15 +374,6 @@ def default_exp_name(env_id, hp):
     off = [name for name, on in (("no_twin", hp.twin), ("no_delay", hp.policy_delay > 1),
                                  ("no_smoothing", hp.target_noise > 0)) if not on]
     return "-".join(["td3", env_id, *off])
-
-
-def check_env(env):
-    if not isinstance(env.action_space, gym.spaces.Box):
-        name = env.spec.id if env.spec else type(env).__name__
-        raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
-                        f"TD3 needs continuous (Box) actions")
-    if len(env.observation_space.shape or ()) != 1:
-        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -429,11 +404,7 @@ def parse_args(argv=None):
     for swap in SWAP_POINTS:
         p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION",
                        help=f"swap point (default {runs.name_of(SWAP_POINTS[swap])})")
-    p.add_argument("--exp_name", help="default: td3-<env>[-ablations]")
-    p.add_argument("--data_dir", default="data")
-    p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
-    p.add_argument("--quiet", action="store_true", help="no live progress line between tables")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
+    runs.add_run_options(p)  # --exp_name, --data_dir, --threads, --quiet, --resume
     return p.parse_args(argv)
 
 
@@ -444,9 +415,7 @@ def parse_cli(argv=None):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             raise UserError(f"--{name} must be a positive integer, got {getattr(args, name)}")
     if args.resume:
-        config = runs.read_config(args.resume)
-        if not os.path.exists(os.path.join(args.resume, "ckpt.pt")):
-            raise UserError(f"{args.resume} has no ckpt.pt to resume from")
+        config = runs.read_config(args.resume, checkpoint=True)
         hparams = {f.name: config[f.name] for f in fields(Hyperparameters) if f.name in config}
         hparams.update({"epochs": args.epochs} if args.epochs else {})  # a resume may go further
         env_id, ac_kwargs, output_dir = config["env_id"], config["ac_kwargs"], args.resume
