@@ -34,8 +34,11 @@ def test_wrap_around_overwrites_oldest():
 def test_samples_only_the_filled_part_uniformly():
     buf = ReplayBuffer(3, 2, 1000, seed=1)
     fill(buf, 10)
-    rews = torch.cat([buf.sample_batch(500)["rew"] for _ in range(40)]).numpy()
-    assert rews.min() >= 0 and rews.max() <= 9  # never an unfilled (zero-padded) row beyond 9
+    batches = [buf.sample_batch(500) for _ in range(40)]
+    rews = torch.cat([b["rew"] for b in batches]).numpy()
+    obs2 = torch.cat([b["obs2"][:, 0] for b in batches]).numpy()
+    # never an unfilled (zero-padded) row: filled rows have obs2 = i + 1 >= 1, unfilled 0
+    assert obs2.min() >= 1 and rews.min() >= 0 and rews.max() <= 9
     counts = np.bincount(rews.astype(int), minlength=10)
     assert counts.min() > 0.9 * 2000 and counts.max() < 1.1 * 2000  # 20000 draws, 10 rows
 

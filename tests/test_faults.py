@@ -149,9 +149,11 @@ def corrupt_cases():
         (run / "config.json").write_text(json.dumps(cfg))
 
     def evil_ckpt(run):
+        # Its payload, were it ever run, writes next to the run (in tmp_path), not in the repo.
+        pwned = str(run.parent / "PWNED")
         class Evil:
             def __reduce__(self):
-                return (exec, ("open('PWNED', 'w').write('x')",))
+                return (exec, (f"open({pwned!r}, 'w').write('x')",))
         torch.save({"ac": Evil()}, run / "ckpt.pt")
 
     return [(trunc_ckpt, "truncated"), (empty_progress, "empty"), (short_progress, "rows"),
@@ -170,7 +172,7 @@ def test_corrupt_or_foreign_files_get_one_line_and_change_nothing(tmp_path, refe
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
     assert words in lines[0]
     assert snapshot(run) == before
-    assert not os.path.exists(os.path.join(ROOT, "PWNED"))
+    assert not (tmp_path / "PWNED").exists() and not os.path.exists(os.path.join(ROOT, "PWNED"))
 
 
 def test_replay_buffer_size_is_stated_and_checked(tmp_path):

@@ -16,8 +16,9 @@ def test_there_are_four_notebooks():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=os.path.basename)
-def test_notebook_runs_in_fast_mode(path, monkeypatch):
+def test_notebook_runs_in_fast_mode(path, monkeypatch, tmp_path):
     monkeypatch.setenv("TD3_FAST", "1")
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebooks' tempfile.mkdtemp() runs land here
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": os.path.dirname(path)}}).execute()

@@ -51,6 +51,7 @@ def test_select_exclude_count_and_smooth(runs, tmp_path):
     code, _, err = run_cli(runs, "--count", "--smooth", 2, "--value", "TestEpRet", "LossQ",
                            "--out", tmp_path / "c.png", script="plot.py")
     assert code == 0, err
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_no_progress_file_is_one_line_error(tmp_path):

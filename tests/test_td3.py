@@ -136,9 +136,10 @@ def one_line_error(code, err):
     return lines[0]
 
 
-def test_unknown_env_suggests_close_ids():
-    msg = one_line_error(*run_cli("--env", "BipedalWalker-v9")[::2])
+def test_unknown_env_suggests_close_ids(tmp_path):
+    msg = one_line_error(*run_cli("--env", "BipedalWalker-v9", "--data_dir", tmp_path)[::2])
     assert "unknown env id 'BipedalWalker-v9'" in msg and "BipedalWalker-v3" in msg
+    assert not os.listdir(tmp_path)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mujoco") is not None, reason="mujoco is installed")
@@ -152,12 +153,15 @@ def test_missing_mujoco_names_the_pinned_install_line(tmp_path):
 def test_discrete_action_space_is_refused(tmp_path):
     msg = one_line_error(*run_cli("--env", "CartPole-v1", "--data_dir", tmp_path)[::2])
     assert "Discrete action space" in msg and "Box" in msg
+    assert not os.listdir(tmp_path)
 
 
 @pytest.mark.parametrize("flag", [["--epochs", 0], ["--batch_size", -1], ["--steps_per_epoch", 0]])
-def test_non_positive_counts(flag):
-    msg = one_line_error(*run_cli("--env", "Pendulum-v1", *flag)[::2])
+def test_non_positive_counts(flag, tmp_path):
+    # its own data_dir: were the check missing, the run must not land in the repository's data/
+    msg = one_line_error(*run_cli("--env", "Pendulum-v1", *flag, "--data_dir", tmp_path)[::2])
     assert f"{flag[0]} must be a positive integer" in msg
+    assert not os.listdir(tmp_path)
 
 
 @pytest.mark.parametrize("script,verb", [("td3.py", ["--resume"]), ("watch.py", [])])
@@ -189,6 +193,7 @@ def test_cli_resume_and_watch(tmp_path):
     assert out.count("return") >= 2 and (tmp_path / "w.gif").read_bytes()[:3] == b"GIF"
 
 
-def test_malformed_option_is_one_line():
-    msg = one_line_error(*run_cli("--env", "Pendulum-v1", "--epochs", "abc")[::2])
+def test_malformed_option_is_one_line(tmp_path):
+    msg = one_line_error(*run_cli("--env", "Pendulum-v1", "--epochs", "abc", "--data_dir", tmp_path)[::2])
     assert "invalid int value: 'abc'" in msg
+    assert not os.listdir(tmp_path)

@@ -62,10 +62,12 @@ def test_actor_step_adds_no_gradient_to_the_critics():
 def test_no_twin_trains_and_uses_one_critic():
     ac, ac_targ = small_ac()
     update, _, _ = td3.build_update(ac, ac_targ, twin=False)
-    q2_before = flat(ac.q2)
+    q1_before, q2_before, pi_before = flat(ac.q1), flat(ac.q2), flat(ac.pi)
     for n, b in enumerate(random_batches(4, batch_size=8, obs_dim=3, act_dim=2), start=1):
         update(b, n_updates=n)
-    assert torch.equal(flat(ac.q2), q2_before)
+    assert not torch.equal(flat(ac.q1), q1_before)   # it trains: Q1 and the actor move
+    assert not torch.equal(flat(ac.pi), pi_before)
+    assert torch.equal(flat(ac.q2), q2_before)       # and uses one critic: Q2 never does
 
 
 def test_update_rejects_column_shaped_rewards():
