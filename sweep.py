@@ -12,6 +12,7 @@ resumes its run from the checkpoint if there is one, so retries resume, and the 
 run again after Ctrl-C or a kill skips finished runs and resumes the others.
 Exit status: 0 all finished, 1 a run failed after its retries, 2 bad input, 130 interrupted.
 """
+import contextlib
 import fcntl
 import os
 import secrets
@@ -37,8 +38,7 @@ VARIANTS = {"td3": [], "no_twin": ["--no_twin"], "no_delay": ["--no_delay"],
             "ddpg": ["--no_twin", "--no_delay", "--no_smoothing"], **MISTAKES}
 # td3.py options that sweep.py sets for each run itself, and what to do instead.
 OWN_OPTIONS = {"--seed": "give the seeds with --seeds", "-s": "give the seeds with --seeds",
-               **{f"--{v}": "pick ablations with --variants" for v in ("no_twin", "no_delay",
-                                                                        "no_smoothing")},
+               **dict.fromkeys(("--no_twin", "--no_delay", "--no_smoothing"), "pick them with --variants"),
                "--exp_name": "each run is named by its env and variant",
                "--threads": "each run gets one torch thread (and one CPU from Ray)",
                "--resume": "run the same sweep command again to resume its runs"}
@@ -162,10 +162,10 @@ def run_one(run_dir, argv, cwd, code_dir, marker):
                     raise RunFailed(f"{run_dir} is in use by another process") from None
                 time.sleep(0.5)
         resume = os.path.exists(os.path.join(path, "ckpt.pt"))
-        if not resume:  # a start killed before its first checkpoint left nothing to resume
-            for name in ("progress.txt", "best.pt"):
-                if os.path.exists(os.path.join(path, name)):
-                    os.remove(os.path.join(path, name))
+        for name in ("progress.txt", "best.pt") if not resume else ():  # a start killed before
+            with contextlib.suppress(FileNotFoundError):  # its first checkpoint left nothing
+                os.remove(os.path.join(path, name))       # to resume
+
         log.write(f"=== sweep.py on {socket.gethostname()}, {time.strftime('%Y-%m-%d %H:%M:%S')}:"
                   f" {'resume' if resume else 'start'}\n")
         log.flush()
@@ -236,10 +236,9 @@ def run_sweep(args, plan):
     try:
         where = start_ray(args)
         import ray
+        on = f"cluster at {args.address}" if args.address else "this machine, 127.0.0.1 only"
         print(f"Ray {ray.__version__} started in {time.time() - t0:.1f} s: "
-              f"{ray.cluster_resources().get('CPU', 0):.0f} CPUs, "
-              f"{'cluster at ' + args.address if args.address else 'this machine, 127.0.0.1 only'}",
-              flush=True)
+              f"{ray.cluster_resources().get('CPU', 0):.0f} CPUs, {on}", flush=True)
         task = ray.remote(num_cpus=1, max_retries=args.retries, retry_exceptions=[RunFailed])(run_one)
         pending = {task.remote(r["run_dir"], r["argv"], **where): r
                    for r in plan if r["state"] != "finished"}
@@ -276,9 +275,8 @@ def collect(run, ref):
         run["state"], run["error"] = "failed", str(e.cause).strip().splitlines()[-1]
     except ray.exceptions.RayError as e:  # its worker or node died, also on the last retry
         run["state"], run["error"] = "failed", f"{type(e).__name__}: {str(e).strip().splitlines()[0]}"
-    print(f"{run['state']}: {os.path.basename(run['run_dir'])}"
-          + (f": {run['error']} (its output: {os.path.join(run['run_dir'], LOG)})"
-             if run["state"] == "failed" else ""), flush=True)
+    why = f": {run['error']} (its output: {os.path.join(run['run_dir'], LOG)})" if "error" in run else ""
+    print(f"{run['state']}: {os.path.basename(run['run_dir'])}{why}", flush=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -291,16 +289,15 @@ def table(run):
         return {}
 
 
-def steps_done(plan):
-    return sum(table(r).get("TotalEnvInteracts", [0])[-1] for r in plan)
+def steps_done(plan, states=("new", "unfinished", "finished", "failed", "interrupted")):
+    return sum(table(r).get("TotalEnvInteracts", [0])[-1] for r in plan if r["state"] in states)
 
 
 def progress_line(plan, start_steps, seconds):
     """Runs by state; env steps so far, and the time left at this sweep's rate so far."""
     count = lambda state: sum(r["state"] == state for r in plan)
-    steps = steps_done(plan)
-    left = sum(r["total"] - table(r).get("TotalEnvInteracts", [0])[-1]
-               for r in plan if r["state"] not in ("finished", "failed"))
+    steps, todo = steps_done(plan), [r for r in plan if r["state"] not in ("finished", "failed")]
+    left = sum(r["total"] for r in todo) - steps_done(todo)
     rate = (steps - start_steps) / max(seconds, 1e-9)
     eta = f"~{runs.format_seconds(left / rate)} left" if rate > 0 else "time left: after the first epochs"
     return (f"[{time.strftime('%H:%M:%S')}] runs: {count('finished')} done, {count('failed')} "
@@ -311,19 +308,16 @@ def progress_line(plan, start_steps, seconds):
 def summarize(plan):
     """A row per env and variant: seeds finished, seeds that reached the env's reward
     threshold, the median env steps to it, final and best test return over seeds."""
+    mean_std = lambda x: "-" if not x else f"{np.mean(x):.1f}" + (f" ± {np.std(x):.1f}" if len(x) > 1 else "")
     lines = ["| env | variant | seeds finished | reached threshold | median env steps to it "
              "| final test return | best test return |", "|---|---|---|---|---|---|---|"]
-    groups = {}
-    for r in plan:
-        groups.setdefault((r["env"], r["variant"]), []).append(r)
-    for (env, variant), members in groups.items():
-        threshold = reward_threshold(env)
+    for env, variant in dict.fromkeys((r["env"], r["variant"]) for r in plan):
+        members = [r for r in plan if (r["env"], r["variant"]) == (env, variant)]
+        thr, n = reward_threshold(env), len(members)
         rets = [(d["AverageTestEpRet"], d["TotalEnvInteracts"]) for d in map(table, members) if d]
-        reached = [t[np.argmax(ret >= threshold)] for ret, t in rets
-                   if threshold is not None and (ret >= threshold).any()]
-        n = len(members)
+        reached = [t[np.argmax(ret >= thr)] for ret, t in rets if thr is not None and (ret >= thr).any()]
         lines.append(f"| {env} | {variant} | {sum(r['state'] == 'finished' for r in members)}/{n} "
-                     f"| {f'{len(reached)}/{n} (>= {threshold:g})' if threshold is not None else 'no threshold'} "
+                     f"| {f'{len(reached)}/{n} (>= {thr:g})' if thr is not None else 'no threshold'} "
                      f"| {f'{np.median(reached):,.0f}' if reached else '-'} "
                      f"| {mean_std([ret[-1] for ret, _ in rets])} | {mean_std([ret.max() for ret, _ in rets])} |")
     return lines
@@ -334,10 +328,6 @@ def reward_threshold(env_id):
         return gym.spec(env_id.split(":")[-1]).reward_threshold  # "module:Env-v0" ids too
     except gym.error.Error:
         return None
-
-
-def mean_std(x):
-    return "-" if not x else f"{x[0]:.1f}" if len(x) == 1 else f"{np.mean(x):.1f} ± {np.std(x):.1f}"
 
 
 def plot_command(plan, data_dir):
@@ -351,14 +341,10 @@ def plot_command(plan, data_dir):
 def main(argv=None):
     args, td3_options = parse_args(argv)
     plan = plan_runs(args, td3_options)
-    todo = [r for r in plan if r["state"] != "finished"]
-    n = lambda k, name: f"{k} {name}{'s' * (k > 1)}"
-    grid = " x ".join(n(len(set(v)), name) for v, name in ((args.seeds, "seed"), (args.env, "env"),
-                                                          (args.variants, "variant")))
-    print(f"sweep: {n(len(plan), 'run')} ({grid}) in {args.data_dir}: "
-          f"{len(plan) - len(todo)} finished, {sum(r['state'] == 'unfinished' for r in todo)} "
-          f"to resume, {sum(r['state'] == 'new' for r in todo)} to start", flush=True)
-    code = run_sweep(args, plan) if todo else None
+    count = lambda state: sum(r["state"] == state for r in plan)
+    print(f"sweep: {len(plan)} run(s) in {args.data_dir}: {count('finished')} finished, "
+          f"{count('unfinished')} to resume, {count('new')} to start", flush=True)
+    code = run_sweep(args, plan) if count("finished") < len(plan) else None
     print("\n".join(["", *summarize(plan), ""]))
     print(f"Plot the runs with:\n{plot_command(plan, args.data_dir)}", flush=True)
     return code or (1 if any(r["state"] != "finished" for r in plan) else 0)
