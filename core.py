@@ -125,12 +125,14 @@ def clipped_double_q_target(r, d, q1_targ, q2_targ, gamma, twin=True):
 # target exploit it. Adding clipped noise to the target action makes the target an average
 # of Q over a small neighbourhood of a', which smooths those peaks away. The noise is drawn
 # independently for every sample and every action dimension (one vector shared by the
-# whole batch, a common porting mistake, smooths nothing), clipped to +-noise_clip, and the
+# whole batch, a common porting mistake, pushes every target of a batch the same way, so
+# each critic step is biased in one random direction), clipped to +-noise_clip, and the
 # noisy action is clipped back into the env's bounds. Noise scales are in units of the
 # action half-range, so target_noise=0.2 means 20% of (high - low) / 2 on every env.
 # ---------------------------------------------------------------------------------------
 def smoothed_target_action(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale):
-    """a' = clip(pi_targ(s') + clip(eps, -c, c), low, high), eps ~ N(0, target_noise^2).
+    """Trick 3's target action a' = clip(pi_targ(s') + act_scale * clip(eps, -c, c), low, high),
+    eps ~ N(0, target_noise^2), with c = noise_clip; the TD target is then taken at (s', a').
 
     ``pi_targ`` is (B, act_dim); ``act_low``/``act_high``/``act_scale`` are (act_dim,)
     tensors. ``target_noise=0`` (the ``--no_smoothing`` ablation) returns ``pi_targ``.

@@ -34,9 +34,8 @@ from runs import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIV
 # ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Hyperparameters:
-    """Every setting of a TD3 run. td3(**kwargs), the CLI's --options, config.json and
-    --resume all read this table; nothing else declares a default."""
-    seed: int = setting(0, COUNT, "seeds torch, the exploration RNG and the env resets")
+    """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
+    seed: int = setting(0, COUNT, "seeds torch, exploration, env resets and replay sampling")
     steps_per_epoch: int = setting(5000, POSITIVE, "env steps per epoch (one table row each)")
     epochs: int = setting(100, POSITIVE, "the run takes steps_per_epoch * epochs env steps")
     replay_size: int = setting(1_000_000, POSITIVE, "replay buffer capacity, in transitions")
@@ -49,21 +48,20 @@ class Hyperparameters:
     batch_size: int = setting(256, POSITIVE, "transitions per update")
     start_steps: int = setting(10_000, COUNT, "uniform random actions for this many first steps")
     update_after: int = setting(1000, COUNT, "no update before this many env steps")
-    update_every: int = setting(50, POSITIVE, "this many updates every this many env steps "
-                                              "(one update per step, batched for speed)")
+    update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
     act_noise: float = setting(0.1, SCALE, "exploration noise std, in action half-ranges")
     target_noise: float = setting(0.2, SCALE, "trick 3's noise std on the target action, "
                                               "in action half-ranges; 0 turns it off")
-    noise_clip: float = setting(0.5, SCALE, "trick 3's noise is clipped to +-noise_clip")
+    noise_clip: float = setting(0.5, SCALE, "clip of trick 3's noise, in action half-ranges")
     policy_delay: int = setting(2, POSITIVE, "trick 2: one actor and target update per this "
                                              "many critic updates; 1 turns it off")
     twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
-    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below "
-                                                 "it are raised to it (logged returns stay the env's)")
+    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it "
+                                                 "are raised to it; auto: -10 on BipedalWalker-v3")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
-    max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's own")
-    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test "
-                                                "return holds here")
+    max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
+    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test return "
+                                                "holds >= this; auto: 300 on BipedalWalker-v3")
     stop_epochs: int = setting(3, POSITIVE, "...for this many epochs in a row")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
@@ -129,7 +127,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     # during the actor step" loop then froze nothing.
     q_params = list(ac.q1.parameters()) + list(ac.q2.parameters())
     params, targ_params = list(ac.parameters()), list(ac_targ.parameters())
-    # Fused Adam does the whole step in one kernel per tensor group (benchmarks/bench_update.py).
+    # Fused Adam: the same math as Adam, one kernel per tensor group (faster, bench_update.py).
     fused = all(p.device.type in ("cpu", "cuda") for p in params)
     pi_optimizer = torch.optim.Adam(pi_params, lr=hp.pi_lr, fused=fused)
     q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=fused)
@@ -148,6 +146,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
         return critic_loss(q1, q2, r, d, q1_targ, q2_targ, hp.gamma, hp.twin), q1, q2
 
     def compute_loss_pi(data):
+        # As in the paper, the actor climbs Q1 only; Q2 exists for trick 1's minimum.
         o = data["obs"]
         return -ac.q1(o, ac.pi(o)).mean()
 
@@ -190,14 +189,11 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     return update, pi_optimizer, q_optimizer
 
 
-# ------------------------------------------------------------------------------------------
-# Training
-# ------------------------------------------------------------------------------------------
 @dataclass
 class LoopState:  # the training loop's counters; a checkpoint holds them
     t: int = 0                     # env steps taken
     epoch: int = 0
-    n_updates: int = 0             # critic updates so far (the paper's total_it)
+    n_updates: int = 0             # critic updates so far (total_it in the authors' code)
 
 
 def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwargs=dict(),
@@ -216,14 +212,15 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line; ``quiet``), and
             ``progress=False`` to turn off the live progress line.
         resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt``.
-        critic_loss, target_action, done_flag: the swap points (see above); config.json
-            records the names of the ones used.
+        critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
+            with a port's mistaken version; config.json records the names of the ones used.
 
-    The hyperparameters, keyword arguments too (name (default): meaning):
+    Keyword arguments, the hyperparameters (name (default): meaning):
 {settings}
     """
     hp = Hyperparameters(**hparams)
     check_hyperparameters(hp)
+    # The training env remembers its episode's seed and actions, so a resume can rebuild it.
     env, test_env = runs.ReplayableEnv(env_fn()), env_fn()
     hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
                          target_action=target_action, done_flag=done_flag)
@@ -231,15 +228,15 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_low, act_high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
-    run = runs.Run(config, dict(dict(exp_name=default_exp_name(config["env_id"], hp)),
-                                **logger_kwargs), resume)
+    run = runs.Run(config, {"exp_name": default_exp_name(config["env_id"], hp), **logger_kwargs},
+                   resume)
     logger = run.logger
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
     ac = actor_critic(env.observation_space, env.action_space, **config["ac_kwargs"]).to(device)
     ac_targ = copy.deepcopy(ac)
-    for p in ac_targ.parameters():
+    for p in ac_targ.parameters():  # targets get no gradients: only Polyak averaging moves them
         p.requires_grad_(False)
     replay_buffer = ReplayBuffer(config["obs_dim"], act_dim, hp.replay_size, device=device, seed=hp.seed)
     update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, logger, critic_loss,
@@ -274,41 +271,41 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters and the episode in progress back as they were (runs.py).
-    s, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, ac=ac, ac_targ=ac_targ,
+    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, ac=ac, ac_targ=ac_targ,
                                        pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
                                        buffer=replay_buffer)
     last_return = None
     with run:  # from here on, Ctrl-C writes a checkpoint and stops cleanly
-        while s.t < run.total_steps:
+        while loop.t < run.total_steps:
             # Uniform random actions first, for broad early data; then the policy plus noise.
-            if s.t < hp.start_steps:
+            if loop.t < hp.start_steps:
                 a = rng.uniform(act_low, act_high).astype(np.float32)
             else:
                 a = get_action(o, hp.act_noise)
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
             truncated = truncated or ep_len == hp.max_ep_len
+            # done = 1 only on a real end; a time-limit cut keeps bootstrapping (done_flag).
             replay_buffer.store(o, a, train_reward(r), o2, done_flag(terminated, truncated))
             o = o2
-            s.t += 1
+            loop.t += 1
             if terminated or truncated:
-                logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # plain floats: weights_only
+                logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # floats: ckpt.pt loads weights_only
                 last_return = ep_ret
                 (o, _), ep_ret, ep_len = env.reset(seed=int(rng.integers(2**31))), 0.0, 0
 
-            if s.t >= hp.update_after and s.t % hp.update_every == 0:
+            if loop.t >= hp.update_after and loop.t % hp.update_every == 0:
                 for _ in range(hp.update_every):
-                    s.n_updates += 1
-                    update(replay_buffer.sample_batch(hp.batch_size), s.n_updates)
-            run.show_progress(s.t, last_return)
+                    loop.n_updates += 1
+                    update(replay_buffer.sample_batch(hp.batch_size), loop.n_updates)
+            run.show_progress(loop.t, last_return)
 
-            if s.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
-                s.epoch += 1
+            if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
+                loop.epoch += 1
                 test_agent()
-                run.check_finite(("LossQ", "LossPi"), ac, s.epoch)  # NaN: stop, keep the last checkpoint
-                test_return = float(np.mean(logger.epoch_dict["TestEpRet"]))
-                log_epoch(logger, s, run.time(), run.epoch_title(s, hp.epochs))
-                run.end_epoch(s, test_return)  # best.pt, early stop, ckpt.pt
+                run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # NaN: stop, keep the last checkpoint
+                test_return = log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs))
+                run.end_epoch(loop, test_return)  # best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()
     return ac
 
@@ -317,13 +314,15 @@ if td3.__doc__:  # (python -OO drops docstrings)
     td3.__doc__ = td3.__doc__.format(settings=runs.settings_doc(Hyperparameters))
 
 
-def log_epoch(logger, s, elapsed, title):
-    logger.log_tabular("Epoch", s.epoch)
+def log_epoch(logger, loop, elapsed, title):
+    """One row of progress.txt from what the epoch stored; returns its average test return."""
+    test_return = float(np.mean(logger.epoch_dict["TestEpRet"]))
+    logger.log_tabular("Epoch", loop.epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)
     logger.log_tabular("EpLen", average_only=True)
     logger.log_tabular("TestEpLen", average_only=True)
-    logger.log_tabular("TotalEnvInteracts", s.t)
+    logger.log_tabular("TotalEnvInteracts", loop.t)
     logger.log_tabular("Q1Vals", with_min_and_max=True)
     logger.log_tabular("Q2Vals", with_min_and_max=True)
     logger.log_tabular("LossPi", average_only=True)
@@ -336,6 +335,7 @@ def log_epoch(logger, s, elapsed, title):
     logger.log_tabular("TestQBias", est - true)
     logger.log_tabular("Time", elapsed)
     logger.dump_tabular(title)
+    return test_return
 
 
 # ------------------------------------------------------------------------------------------
@@ -349,8 +349,8 @@ def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps
     runs.check_env(env)
     hp = resolve_env_defaults(hp, env)
     if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
-        print(f"warning: polyak={hp.polyak} moves the targets {1 - hp.polyak:.1%} of the way each "
-              f"update; polyak is 1 - tau (the paper's tau=0.005 is polyak=0.995)", file=sys.stderr)
+        print(f"warning: polyak={hp.polyak}: targets move {1 - hp.polyak:.1%} of the way at each "
+              f"target update; polyak is 1 - tau (tau=0.005 is polyak=0.995)", file=sys.stderr)
     network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
                if isinstance(p.default, (int, float, str, tuple, list))}  # as built, defaults too
     config = dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
