@@ -1,6 +1,6 @@
 """Replay a trained agent: print its returns, show it in a window, or write a GIF. No training.
 
-    python watch.py results/BipedalWalker-v3/td3-BipedalWalker-v3_s1            # its actor.pt
+    python watch.py results/ablations/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s1  # its actor.pt
     python watch.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0 --gif walker.gif
     python watch.py RUN_DIR --last                  # the last checkpoint, not the best epoch
     python watch.py RUN_DIR --save_actor actor.pt   # a small actor-only file to share

@@ -1,7 +1,7 @@
 """The classic mistakes of a TD3 port, each a drop-in for one of td3.py's swap points.
 
-A TensorFlow port of TD3 that never learned BipedalWalker-v3 had these mistakes; notebook 4
-shows each one. Every function below has the signature of the piece of td3.py it replaces,
+Classic mistakes of TD3 ports (from TensorFlow and Keras, say), each of which can keep a
+port from ever learning BipedalWalker-v3; notebook 4 shows each one. Every function below has the signature of the piece of td3.py it replaces,
 so one run can carry exactly one mistake and nothing else changes:
 
     python td3.py --env BipedalWalker-v3 --no_stop --epochs 30 --seed 0 \
