@@ -417,7 +417,7 @@ def parse_cli(argv=None):
     if args.resume:
         config = runs.read_config(args.resume, checkpoint=True)
         hparams = {f.name: config[f.name] for f in fields(Hyperparameters) if f.name in config}
-        hparams.update({"epochs": args.epochs} if args.epochs else {})  # a resume may go further
+        hparams.update({k: getattr(args, k) for k in ("epochs", "device") if getattr(args, k)})
         env_id, ac_kwargs, output_dir = config["env_id"], config["ac_kwargs"], args.resume
         exp_name = config.get("exp_name")
     elif not args.env:
