@@ -416,16 +416,16 @@ class Run:
             if isinstance(ckpt, dict) else ["all"]
         if missing:
             raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
-        as_json = lambda v: json.dumps(v, sort_keys=True, default=str)  # tuples and lists alike
-        for key in IDENTITY:
-            if as_json(ckpt[key]) != as_json(self.config[key]):
-                raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
-                                if key == "ac_kwargs" else f"checkpoint is for {key}="
-                                f"{ckpt[key]}, this run has {self.config[key]}")
-        key = first_difference(read_config(self.output_dir), self.config)
+        key = first_difference({k: ckpt[k] for k in IDENTITY}, self.config)
         if key:
-            raise UserError(f"{self.output_dir} was run with {key}={read_config(self.output_dir)[key]!r}, "
-                            f"not {self.config[key]!r}; a resumed run keeps its settings")
+            raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
+                            if key == "ac_kwargs" else f"checkpoint is for {key}="
+                            f"{ckpt[key]}, this run has {self.config[key]}")
+        saved = read_config(self.output_dir)
+        key = first_difference(saved, self.config)
+        if key:
+            raise UserError(f"{self.output_dir} was run with {key}={saved[key]!r}, not "
+                            f"{self.config[key]!r}; a resumed run keeps its settings")
         return ckpt
 
     def start(self, loop, rng, env, **parts):

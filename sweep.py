@@ -127,7 +127,7 @@ def check_run_dir(run_dir, config):
             raise runs.UserError(f"{run_dir} holds a run without a config.json; move it away")
         return "new"
     saved = runs.read_config(run_dir)
-    key = runs.first_difference(saved, {k: v for k, v in config.items() if k != "device"})
+    key = runs.first_difference(saved, config)  # but for what a resume may change (device, ...)
     if key:
         raise runs.UserError(f"{run_dir} belongs to a different configuration ({key} is "
                              f"{saved[key]!r} there, {config[key]!r} here); rerun with the "
