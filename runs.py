@@ -371,6 +371,16 @@ def first_difference(saved, config):
                  and as_json(saved[k]) != as_json(v)), None)
 
 
+def check_same_run(run_dir, config, advice):
+    """A one-line UserError, ending in ``advice``, when the run in ``run_dir`` was started
+    with other settings than ``config`` (td3.py on resume, sweep.py before it starts)."""
+    saved = read_config(run_dir)
+    key = first_difference(saved, config)
+    if key:
+        raise UserError(f"{run_dir} was run with {key}={saved[key]!r}, not {config[key]!r}; "
+                        f"{advice}")
+
+
 class Run:
     """One run directory: the checks before it starts or resumes, its checkpoints, best.pt,
     early stop, Ctrl-C and the progress line. ``config`` is what config.json records (the
@@ -421,11 +431,7 @@ class Run:
             raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
                             if key == "ac_kwargs" else f"checkpoint is for {key}="
                             f"{ckpt[key]}, this run has {self.config[key]}")
-        saved = read_config(self.output_dir)
-        key = first_difference(saved, self.config)
-        if key:
-            raise UserError(f"{self.output_dir} was run with {key}={saved[key]!r}, not "
-                            f"{self.config[key]!r}; a resumed run keeps its settings")
+        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings")
         return ckpt
 
     def start(self, loop, rng, env, **parts):

@@ -3,13 +3,11 @@
     python sweep.py --env BipedalWalker-v3 --seeds 0 1 2 --variants td3 no_twin ddpg --epochs 40
     python sweep.py ... --address HEAD_IP:6379 --data_dir /mnt/shared/data   # a Ray cluster
 
-Each run is ``python td3.py --env ENV --seed S [variant's options] [your options] --threads
-1``, with its output in ``sweep.log`` in its ordinary run directory. A variant is an ablation
-or one mistake of a port (notebooks/port_mistakes.py, named ``td3-<env>-<mistake>``). Every
-run is checked as td3.py checks it before Ray starts (bad input: one line, exit 2). Each run
-is then a Ray task with one CPU, on a private Ray instance on 127.0.0.1 or a cluster. A task
-resumes its run from the checkpoint if there is one, so retries resume, and the same command
-run again after Ctrl-C or a kill skips finished runs and resumes the others.
+A variant is an ablation or a port's mistake (notebooks/port_mistakes.py, run as
+``td3-<env>-<mistake>``). Every run is checked as td3.py checks it before Ray starts, then
+is a Ray task with one CPU that runs ``td3.py ... --threads 1`` into ``sweep.log`` in its
+run directory, resuming from the checkpoint if there is one: retries resume, and the same
+command run again after Ctrl-C or a kill skips finished runs and resumes the others.
 Exit status: 0 all finished, 1 a run failed after its retries, 2 bad input, 130 interrupted.
 """
 import contextlib
@@ -18,11 +16,9 @@ import os
 import secrets
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
-import uuid
 
 import gymnasium as gym
 import numpy as np
@@ -53,9 +49,6 @@ CHILD = ("import ctypes, os, signal, sys; "
          "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])")
 
 
-# ------------------------------------------------------------------------------------------
-# The plan: every run, checked before Ray starts
-# ------------------------------------------------------------------------------------------
 def parse_args(argv=None):
     p = runs.ArgumentParser(
         description="Train every combination of envs x seeds x variants with td3.py, on Ray.",
@@ -74,14 +67,12 @@ def parse_args(argv=None):
     p.add_argument("--retries", type=int, default=2, help="retries of a failed run (default 2)")
     p.add_argument("--report_every", type=float, default=30.0, help="seconds per progress line")
     args, td3_options = p.parse_known_args(argv)
-    for opt in td3_options:
-        if opt.split("=", 1)[0] in OWN_OPTIONS:
-            raise runs.UserError(f"{opt.split('=', 1)[0]} is set by sweep.py for each run; "
-                                 f"{OWN_OPTIONS[opt.split('=', 1)[0]]}")
-    for name, ok, says in (("num_cpus", args.num_cpus is None or args.num_cpus >= 1,
-                            "a positive integer"),
+    for opt in (o.split("=", 1)[0] for o in td3_options):
+        if opt in OWN_OPTIONS:
+            raise runs.UserError(f"{opt} is set by sweep.py for each run; {OWN_OPTIONS[opt]}")
+    for name, ok, says in [("num_cpus", args.num_cpus is None or args.num_cpus >= 1, "a positive integer"),
                            ("retries", args.retries >= 0, "zero or more"),
-                           ("report_every", args.report_every > 0, "positive")):
+                           ("report_every", args.report_every > 0, "positive")]:
         if not ok:
             raise runs.UserError(f"--{name} must be {says}, got {getattr(args, name)}")
     if args.address and args.num_cpus:
@@ -120,24 +111,16 @@ def plan_runs(args, td3_options):
 
 
 def check_run_dir(run_dir, config):
-    """The run's status (runs.run_status); a directory holding a run of another
-    configuration is refused, which a rerun with other options would otherwise mix in."""
-    if not os.path.exists(os.path.join(run_dir, "config.json")):
-        if any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
-            raise runs.UserError(f"{run_dir} holds a run without a config.json; move it away")
-        return "new"
-    saved = runs.read_config(run_dir)
-    key = runs.first_difference(saved, config)  # but for what a resume may change (device, ...)
-    if key:
-        raise runs.UserError(f"{run_dir} belongs to a different configuration ({key} is "
-                             f"{saved[key]!r} there, {config[key]!r} here); rerun with the "
-                             f"options it was started with, or pick another --data_dir")
+    """The run's status (runs.run_status), refusing a directory that holds another
+    configuration's run, which a rerun with other options would otherwise mix in."""
+    if os.path.exists(os.path.join(run_dir, "config.json")):
+        runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
+                                             "or pick another --data_dir")
+    elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
+        raise runs.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir)
 
 
-# ------------------------------------------------------------------------------------------
-# One run, as a Ray task
-# ------------------------------------------------------------------------------------------
 class RunFailed(Exception):
     """td3.py ended with an error; Ray retries the task, which resumes from the checkpoint."""
 
@@ -147,26 +130,24 @@ def run_one(run_dir, argv, cwd, code_dir, marker):
     The worker imports nothing of the project (torch would cost each worker ~200 MB)."""
     if marker and not os.path.exists(marker):
         raise RunFailed(f"{os.path.dirname(marker)} is not visible on node "
-                        f"{socket.gethostname()}; a cluster sweep needs a --data_dir that "
+                        f"{os.uname().nodename}; a cluster sweep needs a --data_dir that "
                         f"every node mounts at the same path")
     path = os.path.join(cwd or "", run_dir)  # run_dir is relative to the driver's cwd
     os.makedirs(path, exist_ok=True)
     with open(os.path.join(path, LOG), "a") as log:
-        deadline = time.time() + 120  # a td3.py of a killed sweep may be writing its checkpoint
-        while True:
-            try:
-                fcntl.flock(log, fcntl.LOCK_EX | fcntl.LOCK_NB)  # td3.py inherits it: held
-                break                                            # for as long as it lives
-            except BlockingIOError:
-                if time.time() > deadline:
-                    raise RunFailed(f"{run_dir} is in use by another process") from None
-                time.sleep(0.5)
+        for _ in range(240):  # 2 min: a td3.py of a killed sweep may be writing its checkpoint
+            with contextlib.suppress(BlockingIOError):  # td3.py inherits the lock: it is
+                fcntl.flock(log, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held as long as it lives
+                break
+            time.sleep(0.5)
+        else:
+            raise RunFailed(f"{run_dir} is in use by another process")
         resume = os.path.exists(os.path.join(path, "ckpt.pt"))
         for name in ("progress.txt", "best.pt") if not resume else ():  # a start killed before
             with contextlib.suppress(FileNotFoundError):  # its first checkpoint left nothing
                 os.remove(os.path.join(path, name))       # to resume
 
-        log.write(f"=== sweep.py on {socket.gethostname()}, {time.strftime('%Y-%m-%d %H:%M:%S')}:"
+        log.write(f"=== sweep.py on {os.uname().nodename}, {time.strftime('%Y-%m-%d %H:%M:%S')}:"
                   f" {'resume' if resume else 'start'}\n")
         log.flush()
         td3_py = os.path.join(code_dir or os.getcwd(), "td3.py")
@@ -189,9 +170,6 @@ def run_one(run_dir, argv, cwd, code_dir, marker):
     raise RunFailed(f"exit {p.returncode}: {last}")
 
 
-# ------------------------------------------------------------------------------------------
-# Ray: a private instance on 127.0.0.1, or a cluster
-# ------------------------------------------------------------------------------------------
 def start_ray(args):
     """Start or join Ray; returns where tasks find td3.py and the marker file by which each
     task checks that it sees the data directory (on a cluster)."""
@@ -223,7 +201,7 @@ def start_ray(args):
         raise runs.UserError(f"cannot join the Ray cluster at {args.address}: "
                              f"{str(e).strip().splitlines()[0]}") from None
     os.makedirs(args.data_dir, exist_ok=True)
-    marker = os.path.join(args.data_dir, f".sweep-{uuid.uuid4().hex[:12]}")
+    marker = os.path.join(args.data_dir, f".sweep-{secrets.token_hex(6)}")
     open(marker, "w").close()
     return dict(cwd=None, code_dir=None, marker=marker)  # None: where Ray unpacked the code
 
@@ -252,9 +230,9 @@ def run_sweep(args, plan):
     except KeyboardInterrupt:
         print("interrupted: stopping the runs (each writes a checkpoint); run the same "
               "command again to continue", file=sys.stderr, flush=True)
+        for ref in pending:
+            ray.cancel(ref)  # the task passes SIGINT on to its td3.py
         if pending:
-            for ref in pending:
-                ray.cancel(ref)  # the task passes SIGINT on to its td3.py
             ray.wait(list(pending), num_returns=len(pending), timeout=300)
         for r in pending.values():
             r["state"] = "finished" if runs.run_status(r["run_dir"]) == "finished" else "interrupted"
@@ -279,9 +257,6 @@ def collect(run, ref):
     print(f"{run['state']}: {os.path.basename(run['run_dir'])}{why}", flush=True)
 
 
-# ------------------------------------------------------------------------------------------
-# What a person reads: progress lines and the summary
-# ------------------------------------------------------------------------------------------
 def table(run):
     try:
         return read_table(os.path.join(run["run_dir"], "progress.txt"))
@@ -289,8 +264,8 @@ def table(run):
         return {}
 
 
-def steps_done(plan, states=("new", "unfinished", "finished", "failed", "interrupted")):
-    return sum(table(r).get("TotalEnvInteracts", [0])[-1] for r in plan if r["state"] in states)
+def steps_done(plan):
+    return sum(table(r).get("TotalEnvInteracts", [0])[-1] for r in plan)
 
 
 def progress_line(plan, start_steps, seconds):

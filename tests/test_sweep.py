@@ -370,7 +370,7 @@ def test_run_directory_of_another_configuration_is_refused(grid, env):
     code, out, err = run_sweep(env, *GRID, "--gamma", 0.9, "--data_dir", grid["data"])
     assert code == 2 and out == ""
     assert err.startswith("error: ") and err.count("\n") == 1
-    assert "belongs to a different configuration (gamma is 0.98 there, 0.9 here)" in err
+    assert "was run with gamma=0.98, not 0.9; rerun with the options it was started with" in err
 
 
 def test_summary_counts_threshold_and_steps_to_it(tmp_path):
