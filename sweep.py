@@ -112,7 +112,8 @@ def plan_runs(args, td3_options):
 
 def check_run_dir(run_dir, config):
     """The run's status (runs.run_status), refusing a directory that holds another
-    configuration's run, which a rerun with other options would otherwise mix in."""
+    configuration's run (a rerun with other options would mix the two) or a run without
+    a config.json."""
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir")
