@@ -141,10 +141,11 @@ def check_settings(settings, prefix=""):
 
 
 def add_setting_options(parser, settings_class):
-    """One --option per field, parsed by its rule; unset options stay None (the default)."""
+    """One --option per field, parsed by its rule. An option not given is absent from the
+    parsed arguments (not None: ``--stop_return none`` is a value, "no early stop")."""
     for f in fields(settings_class):
         parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
-                            help=f"{f.metadata['doc']} ({f.default})")
+                            default=argparse.SUPPRESS, help=f"{f.metadata['doc']} ({f.default})")
 
 
 def settings_doc(settings_class):

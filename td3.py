@@ -14,6 +14,7 @@ the update, ``td3()`` (setup, loop, test), the command line. Networks and TD3 ma
 replay buffer: buffer.py; epoch table: logger.py; the run's housekeeping (run directory,
 checkpoints, exact resume, Ctrl-C, early stop, progress line): runs.py, through ``run``.
 """
+import argparse
 import copy
 import inspect
 import sys
@@ -398,9 +399,10 @@ def parse_args(argv=None):
     p.add_argument("--hid", type=int, default=256, help="units per hidden layer")
     p.add_argument("--l", type=int, default=2, help="number of hidden layers")
     runs.add_setting_options(p, Hyperparameters)
-    p.add_argument("-s", dest="seed", type=int, help="short for --seed")
-    for flag, (name, value, doc) in SWITCHES.items():
-        p.add_argument(f"--{flag}", dest=name, action="store_const", const=value, help=doc)
+    p.add_argument("-s", dest="seed", type=int, default=argparse.SUPPRESS, help="short for --seed")
+    for flag, (name, value, doc) in SWITCHES.items():  # --no_stop sets None: unset is absent
+        p.add_argument(f"--{flag}", dest=name, action="store_const", const=value,
+                       default=argparse.SUPPRESS, help=doc)
     for swap in SWAP_POINTS:
         p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION",
                        help=f"swap point (default {runs.name_of(SWAP_POINTS[swap])})")
@@ -417,14 +419,14 @@ def parse_cli(argv=None):
     if args.resume:
         config = runs.read_config(args.resume, checkpoint=True)
         hparams = {f.name: config[f.name] for f in fields(Hyperparameters) if f.name in config}
-        hparams.update({k: getattr(args, k) for k in ("epochs", "device") if getattr(args, k)})
+        hparams.update({k: v for k, v in vars(args).items() if k in ("epochs", "device")})
         env_id, ac_kwargs, output_dir = config["env_id"], config["ac_kwargs"], args.resume
         exp_name = config.get("exp_name")
     elif not args.env:
         raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
     else:
-        hparams = {f.name: getattr(args, f.name) for f in fields(Hyperparameters)
-                   if getattr(args, f.name) is not None}
+        hparams = {f.name: vars(args)[f.name] for f in fields(Hyperparameters)
+                   if f.name in vars(args)}  # given on the command line, None included
         env_id, ac_kwargs = args.env, dict(hidden_sizes=[args.hid] * args.l)
         exp_name = args.exp_name or default_exp_name(env_id, Hyperparameters(**hparams))
         output_dir = runs.run_dir(args.data_dir, exp_name, Hyperparameters(**hparams).seed)

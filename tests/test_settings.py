@@ -229,3 +229,28 @@ if __name__ == "__main__":
     with open(PINNED, "w") as f:
         json.dump(pinned, f, indent=1)
     print(f"wrote {PINNED}: rows for {key[0]} with {key[1]} torch threads")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    ([], dict(stop_return=300.0, reward_floor=-10.0, twin=True, policy_delay=2, target_noise=0.2)),
+    (["--no_stop", "--no_reward_floor"], dict(stop_return=None, reward_floor=None)),
+    (["--stop_return", "none", "--reward_floor", "None"], dict(stop_return=None, reward_floor=None)),
+    (["--no_twin", "--no_delay", "--no_smoothing"], dict(twin=False, policy_delay=1, target_noise=0.0)),
+    (["-s", "3", "--polyak", "0.9"], dict(seed=3, polyak=0.9)),
+])
+def test_every_switch_reaches_the_config(argv, expected):
+    # A switch that sets None (--no_stop, --no_reward_floor) must not read as "not given",
+    # which would leave the env's default (BipedalWalker-v3: stop at 300, floor -10) in place.
+    import sweep
+    env_id, kwargs, _ = td3.parse_cli(["--env", "BipedalWalker-v3", *argv])
+    hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
+                                if k in td3.Hyperparameters.__dataclass_fields__})
+    env = gym.make(env_id)
+    _, config = td3.resolve(env, hp, ac_kwargs=kwargs["ac_kwargs"])
+    env.close()
+    assert {k: config[k] for k in expected} == expected
+    if not {"--no_twin", "-s"} & set(argv):  # sweep.py sets these itself
+        plan = sweep.plan_runs(*sweep.parse_args(["--env", "BipedalWalker-v3", "--seeds", "3",
+                                                  "--data_dir", "/nonexistent-td3-data", *argv]))
+        assert td3.parse_cli(plan[0]["argv"])[1].items() >= {
+            k: v for k, v in kwargs.items() if k in expected}.items()
