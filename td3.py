@@ -400,7 +400,7 @@ def parse_args(argv=None):
     p.add_argument("--l", type=int, default=2, help="number of hidden layers")
     runs.add_setting_options(p, Hyperparameters)
     p.add_argument("-s", dest="seed", type=int, default=argparse.SUPPRESS, help="short for --seed")
-    for flag, (name, value, doc) in SWITCHES.items():  # --no_stop sets None: unset is absent
+    for flag, (name, value, doc) in SWITCHES.items():  # absent unless given: None is a value
         p.add_argument(f"--{flag}", dest=name, action="store_const", const=value,
                        default=argparse.SUPPRESS, help=doc)
     for swap in SWAP_POINTS:
