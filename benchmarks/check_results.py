@@ -16,6 +16,7 @@ at 200,000 env steps, results/porting (one porting mistake per run, plus the TD3
 from results/ablations and the authors' settings at seed 0 from results/defaults) at 150,000,
 results/defaults (the TD3 authors' settings) at 200,000.
 """
+import argparse
 import json
 import os
 import statistics
@@ -114,4 +115,6 @@ def main(results=os.path.join(ROOT, "results")):
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                            epilog="Prints a report; it takes no options.").parse_args()
     main()
