@@ -217,19 +217,6 @@ def test_a_short_run_writes_the_pinned_rows(tmp_path):
     assert now["rows"] == here[0]["rows"]
 
 
-if __name__ == "__main__":
-    import tempfile
-    torch.set_num_threads(1)
-    with tempfile.TemporaryDirectory() as d:
-        run = short_pinned_run(os.path.join(d, "r"))
-    pinned = json.load(open(PINNED)) if os.path.exists(PINNED) else dict(header=run["header"], machines=[])
-    key = (runs.cpu_model(), torch.get_num_threads())
-    pinned["machines"] = [m for m in pinned["machines"] if (m["cpu"], m["torch_threads"]) != key]
-    pinned["machines"].append(dict(cpu=key[0], torch_threads=key[1], rows=run["rows"]))
-    with open(PINNED, "w") as f:
-        json.dump(pinned, f, indent=1)
-    print(f"wrote {PINNED}: rows for {key[0]} with {key[1]} torch threads")
-
 
 @pytest.mark.parametrize("argv, expected", [
     ([], dict(stop_return=300.0, reward_floor=-10.0, twin=True, policy_delay=2, target_noise=0.2)),
@@ -254,3 +241,17 @@ def test_every_switch_reaches_the_config(argv, expected):
                                                   "--data_dir", "/nonexistent-td3-data", *argv]))
         assert td3.parse_cli(plan[0]["argv"])[1].items() >= {
             k: v for k, v in kwargs.items() if k in expected}.items()
+
+
+if __name__ == "__main__":
+    import tempfile
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as d:
+        run = short_pinned_run(os.path.join(d, "r"))
+    pinned = json.load(open(PINNED)) if os.path.exists(PINNED) else dict(header=run["header"], machines=[])
+    key = (runs.cpu_model(), torch.get_num_threads())
+    pinned["machines"] = [m for m in pinned["machines"] if (m["cpu"], m["torch_threads"]) != key]
+    pinned["machines"].append(dict(cpu=key[0], torch_threads=key[1], rows=run["rows"]))
+    with open(PINNED, "w") as f:
+        json.dump(pinned, f, indent=1)
+    print(f"wrote {PINNED}: rows for {key[0]} with {key[1]} torch threads")
