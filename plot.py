@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 import logger  # progress.txt's one parser; neither it nor runs.py imports torch
-from runs import ArgumentParser, UserError, run_main
+from cli import ArgumentParser, UserError, run_main
 
 
 def read_table(path):

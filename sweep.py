@@ -23,6 +23,7 @@ import time
 import gymnasium as gym
 import numpy as np
 
+import cli
 import runs
 import td3
 from logger import read_table
@@ -50,7 +51,7 @@ CHILD = ("import ctypes, os, signal, sys; "
 
 
 def parse_args(argv=None):
-    p = runs.ArgumentParser(
+    p = cli.ArgumentParser(
         description="Train every combination of envs x seeds x variants with td3.py, on Ray.",
         epilog="Every other option goes to each run's td3.py (python td3.py --help lists "
                "them), e.g. --epochs 40 --no_stop.", allow_abbrev=False)
@@ -69,14 +70,14 @@ def parse_args(argv=None):
     args, td3_options = p.parse_known_args(argv)
     for opt in (o.split("=", 1)[0] for o in td3_options):
         if opt in OWN_OPTIONS:
-            raise runs.UserError(f"{opt} is set by sweep.py for each run; {OWN_OPTIONS[opt]}")
+            raise cli.UserError(f"{opt} is set by sweep.py for each run; {OWN_OPTIONS[opt]}")
     for name, ok, says in [("num_cpus", args.num_cpus is None or args.num_cpus >= 1, "a positive integer"),
                            ("retries", args.retries >= 0, "zero or more"),
                            ("report_every", args.report_every > 0, "positive")]:
         if not ok:
-            raise runs.UserError(f"--{name} must be {says}, got {getattr(args, name)}")
+            raise cli.UserError(f"--{name} must be {says}, got {getattr(args, name)}")
     if args.address and args.num_cpus:
-        raise runs.UserError("--num_cpus is for the private Ray instance; a cluster has its own")
+        raise cli.UserError("--num_cpus is for the private Ray instance; a cluster has its own")
     # On a cluster every node must find the runs at the same path.
     args.data_dir = os.path.abspath(args.data_dir) if args.address else args.data_dir
     return args, td3_options
@@ -99,7 +100,7 @@ def plan_runs(args, td3_options):
                 _, config = td3.resolve(env, hp, ac_kwargs=kwargs["ac_kwargs"],
                                         **{k: kwargs[k] for k in td3.SWAP_POINTS})
                 if run_dir in made_by:  # e.g. --target_noise 0 makes td3 the no_smoothing run
-                    raise runs.UserError(f"variants {made_by[run_dir]} and {variant} are the "
+                    raise cli.UserError(f"variants {made_by[run_dir]} and {variant} are the "
                                          f"same run ({run_dir}): an option sets what a variant switches")
                 made_by[run_dir] = variant
                 plan.append(dict(env=env_id, variant=variant, seed=seed, argv=argv,
@@ -118,7 +119,7 @@ def check_run_dir(run_dir, config):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir")
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
-        raise runs.UserError(f"{run_dir} holds a run without a config.json; move it away")
+        raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir)
 
 
@@ -199,7 +200,7 @@ def start_ray(args):
         ray.init(address=args.address, runtime_env=dict(working_dir=HERE, excludes=excludes),
                  **quiet)
     except (ConnectionError, RuntimeError, ray.exceptions.RayError) as e:
-        raise runs.UserError(f"cannot join the Ray cluster at {args.address}: "
+        raise cli.UserError(f"cannot join the Ray cluster at {args.address}: "
                              f"{str(e).strip().splitlines()[0]}") from None
     os.makedirs(args.data_dir, exist_ok=True)
     marker = os.path.join(args.data_dir, f".sweep-{secrets.token_hex(6)}")
@@ -327,4 +328,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    runs.run_main(main)
+    cli.run_main(main)

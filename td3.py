@@ -23,11 +23,13 @@ from dataclasses import asdict, dataclass, fields, replace
 import numpy as np
 import torch
 
+import cli
 import core
 import runs
 from buffer import ReplayBuffer
+from cli import UserError
 from runs import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE, SCALE,
-                  SWITCH, UserError, setting)
+                  SWITCH, setting)
 
 
 # ------------------------------------------------------------------------------------------
@@ -394,7 +396,7 @@ SWAP_POINTS = dict(critic_loss=critic_loss, target_action=core.smoothed_target_a
 
 
 def parse_args(argv=None):
-    p = runs.ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).")
+    p = cli.ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).")
     p.add_argument("--env", help="Gymnasium env id with Box actions, e.g. BipedalWalker-v3")
     p.add_argument("--hid", type=int, default=256, help="units per hidden layer")
     p.add_argument("--l", type=int, default=2, help="number of hidden layers")
@@ -449,4 +451,4 @@ def main(argv=None):
 
 if __name__ == "__main__":
     import td3  # the module td3, not __main__: config.json then names td3:critic_loss
-    runs.run_main(td3.main)
+    cli.run_main(td3.main)

@@ -354,10 +354,10 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
       "--target_noise", 0], "variants td3 and no_smoothing are the same run"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys, tmp_path):
-    import runs
+    import cli
     import sweep
     with pytest.raises(SystemExit) as e:
-        runs.run_main(lambda: sweep.main([*map(str, args), "--data_dir", str(tmp_path)]))
+        cli.run_main(lambda: sweep.main([*map(str, args), "--data_dir", str(tmp_path)]))
     code = e.value.code
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
