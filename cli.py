@@ -1,11 +1,26 @@
-"""What every script's command line shares: the one user-error type, its one-line report
-and exit codes, and the argument parser that reports usage mistakes the same way.
+"""What the scripts' command lines share, without torch or gymnasium at import, so that
+plot.py and diagnose.py start fast:
 
-No torch here, so that plot.py and diagnose.py start fast.
+- the one user-error type, its one-line report and exit codes (``run_main``), and the
+  argument parser that reports a usage mistake the same way;
+- the settings' value rules (``setting``), from which td3.py's options, range checks and
+  docstring are made;
+- run directories by name (``run_dir``, ``read_config``), envs by id (``make_env``) and
+  functions by ``module:function`` (the swap points config.json names);
+- td3.py's command line (``parse_td3``): the options made from its settings, the switches,
+  and what ``--resume`` may change.
 """
 import argparse
+import difflib
+import importlib
+import json
+import math
+import numbers
+import os
+import shlex
 import sys
-
+from dataclasses import dataclass, field, fields
+from typing import Callable, NamedTuple
 
 # ------------------------------------------------------------------------------------------
 # One-line errors: a user's mistake is one line on stderr and exit 2, never a traceback
@@ -38,3 +53,281 @@ def run_main(main):
         if str(e):
             print(e, file=sys.stderr, flush=True)
         sys.exit(130)
+
+
+# ------------------------------------------------------------------------------------------
+# Settings: each a dataclass field with its default, the rule its value follows, its doc
+# ------------------------------------------------------------------------------------------
+class Rule(NamedTuple):
+    says: str                      # what a valid value is, for the one-line error
+    ok: Callable                   # value -> bool
+    parse: Callable = str          # command-line text -> value
+
+
+def _int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _num(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# Command-line parsers; argparse names them in its error ("invalid boolean value: 'x'").
+def boolean(s):
+    if s.lower() not in ("true", "false"):
+        raise ValueError(s)
+    return s.lower() == "true"
+
+
+def number_none_or_auto(s):
+    return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
+
+
+def integer_or_none(s):
+    return None if s.lower() == "none" else int(s)
+
+
+POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
+COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
+RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
+SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
+DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
+POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
+SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
+ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
+                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
+EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
+                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
+DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
+              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
+                                                (v.startswith("cuda:") and v[5:].isdigit())))
+
+
+def setting(default, rule, doc):
+    """A dataclass field with its rule and a one-line description (the CLI's help)."""
+    return field(default=default, metadata=dict(rule=rule, doc=doc))
+
+
+def check_settings(settings, prefix=""):
+    """Raise a one-line UserError for the first field whose value breaks its rule."""
+    for f in fields(settings):
+        v, rule = getattr(settings, f.name), f.metadata["rule"]
+        if not rule.ok(v):
+            raise UserError(f"{prefix}{f.name} must be {rule.says}, got {v!r}")
+
+
+def add_setting_options(parser, settings_class):
+    """One --option per field, parsed by its rule. An option not given is absent from the
+    parsed arguments (not None: ``--stop_return none`` is a value, "no early stop")."""
+    for f in fields(settings_class):
+        parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
+                            default=argparse.SUPPRESS, help=f"{f.metadata['doc']} ({f.default})")
+
+
+def settings_doc(settings_class):
+    """The settings as a docstring section: name, default and meaning of each."""
+    return "\n".join(f"        {f.name} ({f.default!r}): {f.metadata['doc']}"
+                     for f in fields(settings_class))
+
+
+# ------------------------------------------------------------------------------------------
+# Run directories, envs and functions by name
+# ------------------------------------------------------------------------------------------
+def run_dir(data_dir, exp_name, seed):
+    """Where a run goes: ``<data_dir>/<exp_name>/<exp_name>_s<seed>`` (Spinning Up's layout)."""
+    return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
+
+
+def read_config(run_dir, checkpoint=False):
+    """The ``config.json`` of a run directory, or a UserError saying what is wrong (also
+    when ``checkpoint`` is asked for and the directory has no ckpt.pt to resume from)."""
+    path = os.path.join(run_dir, "config.json")
+    if not os.path.isdir(run_dir):
+        raise UserError(f"{run_dir} is not a directory")
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except FileNotFoundError:
+        raise UserError(f"{run_dir} has no config.json; is it a run directory?") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"{path} does not parse ({e})") from None
+    if not isinstance(config, dict) or "env_id" not in config:
+        raise UserError(f"{path} is not a td3.py config (no env_id)")
+    if checkpoint and not os.path.exists(os.path.join(run_dir, "ckpt.pt")):
+        raise UserError(f"{run_dir} has no ckpt.pt to resume from")
+    return config
+
+
+# The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
+# without writing MUJOCO_LOG.TXT into the working directory (3.16 and later do both).
+MUJOCO_INSTALL = '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"'
+
+
+def make_env(env_id, **kwargs):
+    """An ``env_fn`` for td3(); an unknown id becomes a UserError naming close ids."""
+    import gymnasium as gym  # here, not at the top: plot.py and diagnose.py start without it
+    try:
+        gym.make(env_id, **kwargs).close()
+    except gym.error.Error as e:
+        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        if isinstance(e, (gym.error.NameNotFound, gym.error.VersionNotFound,
+                          gym.error.NamespaceNotFound, gym.error.UnregisteredEnv)):
+            raise UserError(f"unknown env id {env_id!r}{hint}") from None
+        if "mujoco" in str(e).lower():  # gymnasium's own hint installs mujoco 4, which warns
+            raise UserError(f"env {env_id!r} needs MuJoCo: pip install {MUJOCO_INSTALL}") from None
+        raise UserError(f"cannot make env {env_id!r}: {e}") from None
+    except ImportError as e:
+        raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
+    return lambda: gym.make(env_id, **kwargs)
+
+
+def check_env(env):
+    """What TD3 needs of an env: continuous (Box) actions and flat observations."""
+    import gymnasium as gym  # (as in make_env)
+    if not isinstance(env.action_space, gym.spaces.Box):
+        name = env.spec.id if env.spec else type(env).__name__
+        raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
+                        f"TD3 needs continuous (Box) actions")
+    if len(env.observation_space.shape or ()) != 1:
+        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
+
+
+def name_of(fn):
+    """``module:function``, the form ``load_function`` reads back (config.json records it)."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
+
+
+def load_function(name):
+    """The function a ``module:function`` name (e.g. ``notebooks.port_mistakes:shared_noise``) names."""
+    module, _, qualname = name.partition(":")
+    try:
+        fn = importlib.import_module(module)
+        for part in qualname.split("."):
+            fn = getattr(fn, part)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise UserError(f"cannot load {name!r} (expected module:function): {e}") from None
+    if not callable(fn):
+        raise UserError(f"{name!r} is not a function")
+    return fn
+
+
+# ------------------------------------------------------------------------------------------
+# td3.py's command line: an option per setting of td3.Hyperparameters, plus these
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CommandLineOnly:
+    """Options of td3.py's command line that are not td3() settings (checked by the same rules)."""
+    hid: int = setting(256, POSITIVE, "units per hidden layer")
+    l: int = setting(2, POSITIVE, "number of hidden layers")
+    threads: "int | None" = setting(None, Rule("a positive integer", lambda v: v is None or (
+        _int(v) and v >= 1), int), "torch CPU threads (default: torch's)")
+
+
+# Shortcuts, each setting one field of td3.Hyperparameters.
+SWITCHES = {"no_twin": ("twin", False, "trick 1 off: one critic"),
+            "no_delay": ("policy_delay", 1, "trick 2 off: policy_delay=1"),
+            "no_smoothing": ("target_noise", 0.0, "trick 3 off: target_noise=0"),
+            "no_stop": ("stop_return", None, "no early stop"),
+            "no_reward_floor": ("reward_floor", None, "no reward floor")}
+# What a resumed run may change; every other option must equal the run's own value.
+MAY_CHANGE_ON_RESUME = ("epochs", "device", "threads", "quiet", "resume")
+
+
+class Td3Command(NamedTuple):
+    env_id: str
+    kwargs: dict      # td3()'s keyword arguments
+    run_dir: str
+    threads: "int | None"
+
+
+def default_exp_name(env_id, hp):
+    """A run is named by its env and the tricks it switched off: td3-<env>[-no_twin...]."""
+    off = [name for name, on in (("no_twin", hp.twin), ("no_delay", hp.policy_delay > 1),
+                                 ("no_smoothing", hp.target_noise > 0)) if not on]
+    return "-".join(["td3", env_id, *off])
+
+
+def td3_parser(settings_class, swap_points):
+    p = ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).",
+                       allow_abbrev=False)  # an option is named in full, so --resume can check it
+    p.add_argument("--env", default=argparse.SUPPRESS,
+                   help="Gymnasium env id with Box actions, e.g. BipedalWalker-v3")
+    add_setting_options(p, settings_class)
+    add_setting_options(p, CommandLineOnly)
+    p.add_argument("-s", dest="seed", type=int, default=argparse.SUPPRESS, help="short for --seed")
+    for flag, (name, value, doc) in SWITCHES.items():  # absent unless given: None is a value
+        p.add_argument(f"--{flag}", dest=name, action="store_const", const=value,
+                       default=argparse.SUPPRESS, help=doc)
+    for swap, fn in swap_points.items():
+        p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION", default=argparse.SUPPRESS,
+                       help=f"swap point (default {name_of(fn)})")
+    p.add_argument("--exp_name", default=argparse.SUPPRESS, help="default: td3-<env>[-ablations]")
+    p.add_argument("--data_dir", default=argparse.SUPPRESS, help="where runs go (default: data)")
+    p.add_argument("--quiet", action="store_true", help="no live progress line between tables")
+    p.add_argument("--resume", metavar="RUN_DIR", default=argparse.SUPPRESS,
+                   help="continue a stopped run (it keeps its settings; --epochs may grow)")
+    return p
+
+
+def parse_td3(argv, settings_class, swap_points):
+    """What ``python td3.py *argv`` trains, as a Td3Command. Options not given are absent
+    from the parsed arguments, so that a resume can tell a given option from a default."""
+    parser = td3_parser(settings_class, swap_points)
+    args = vars(parser.parse_args(argv))
+    extra = CommandLineOnly(**{k: args[k] for k in ("hid", "l", "threads") if k in args})
+    check_settings(extra, prefix="--")
+    quiet = args.pop("quiet")
+    if "resume" in args:
+        env_id, hparams, ac_kwargs, swaps, output_dir = resume_settings(args, parser, argv,
+                                                                        settings_class, swap_points)
+        exp_name = read_config(output_dir).get("exp_name")
+    elif "env" not in args:
+        raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
+    else:
+        hparams = {f.name: args[f.name] for f in fields(settings_class) if f.name in args}
+        env_id, ac_kwargs = args["env"], dict(hidden_sizes=(extra.hid,) * extra.l)
+        swaps = {k: args.get(k, name_of(fn)) for k, fn in swap_points.items()}
+        exp_name = args.get("exp_name") or default_exp_name(env_id, settings_class(**hparams))
+        output_dir = run_dir(args.get("data_dir", "data"), exp_name, settings_class(**hparams).seed)
+    settings_class(**hparams).check(prefix="--")
+    swaps = {k: load_function(name) for k, name in swaps.items()}
+    logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not quiet)
+    return Td3Command(env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, resume="resume" in args,
+                                   logger_kwargs=logger_kwargs), output_dir, extra.threads)
+
+
+def resume_settings(args, parser, argv, settings_class, swap_points):
+    """A resumed run trains on with the settings in its config.json. An option given with
+    --resume is honoured when it may change (--epochs, --device) or equals the run's value,
+    and refused in one line otherwise: it is never dropped in silence."""
+    output_dir = args["resume"]
+    config = read_config(output_dir, checkpoint=True)
+    sizes = list(config["ac_kwargs"]["hidden_sizes"])
+    made_with = {f.name: config.get(f.name) for f in fields(settings_class)}
+    made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
+                     env=config["env_id"], hid=sizes[0] if sizes else None, l=len(sizes))
+    given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)
+    for token in argv if argv is not None else sys.argv[1:]:
+        action = parser._option_string_actions.get(token.split("=", 1)[0])
+        if action is not None:
+            given_as[action.dest] = token.split("=", 1)[0]
+    for name, value in args.items():
+        if name in MAY_CHANGE_ON_RESUME:
+            continue
+        option = given_as.get(name, f"--{name}")
+        if name in ("exp_name", "data_dir"):
+            raise UserError(f"{option} names a new run's directory; --resume {output_dir} "
+                            f"already names the run")
+        if name in ("hid", "l") and made_with[name] != value:
+            raise UserError(f"{option} {value}: {output_dir} was made with hidden_sizes="
+                            f"{sizes}; a resumed run keeps its network")
+        if name in made_with and made_with[name] != value:
+            shown = shlex.join([option] if option.startswith("--no_") else [option, str(value)])
+            raise UserError(f"{shown}: {output_dir} was made with {name}={made_with[name]!r}; a "
+                            f"resumed run keeps its settings (only --epochs and --device may change)")
+    hparams = {f.name: config[f.name] for f in fields(settings_class) if f.name in config}
+    hparams.update({k: args[k] for k in ("epochs", "device") if k in args})
+    ac_kwargs = dict(config["ac_kwargs"], hidden_sizes=tuple(sizes))
+    swaps = {k: made_with[k] for k in swap_points}
+    return config["env_id"], hparams, ac_kwargs, swaps, output_dir

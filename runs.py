@@ -1,4 +1,4 @@
-"""A run's housekeeping, so that td3.py can stay the algorithm.
+"""A run directory's lifecycle, so that td3.py can stay the algorithm.
 
 td3() reaches everything here through a ``Run`` and a few one-line calls:
 
@@ -20,106 +20,28 @@ with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafte
 loses nothing and runs nothing. A resumed run continues exactly: the same rows as a run
 that was never stopped, on the same CPU model and torch thread count.
 
-Also here: the one user-error type with its one-line report, the settings' value rules,
-the live progress line, and ``run_status`` (sweep.py asks it which runs are finished).
-torch is imported inside the functions that touch tensors, so that plot.py can use this
-file's errors without loading torch.
+``run_status`` tells sweep.py which runs are finished. What the command lines share (the
+one user-error type, the settings' rules, reading config.json) is in cli.py; the epoch table
+and the live progress line between tables are logger.py's.
 """
-import argparse
 import contextlib
-import difflib
 import json
 import math
-import numbers
 import os
 import pickle
 import platform
 import signal
 import subprocess
-import sys
 import time
-from dataclasses import field, fields
-from typing import Callable, NamedTuple
+from dataclasses import fields
 
+import gymnasium
+import matplotlib
 import numpy as np
+import torch
 
-from cli import Interrupted, UserError
-from logger import EpochLogger, atomic_write
-
-
-# ------------------------------------------------------------------------------------------
-# Settings: each a dataclass field with its default, the rule its value follows, its doc
-# ------------------------------------------------------------------------------------------
-class Rule(NamedTuple):
-    says: str                      # what a valid value is, for the one-line error
-    ok: Callable                   # value -> bool
-    parse: Callable = str          # command-line text -> value
-
-
-def _int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _num(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-
-# Command-line parsers; argparse names them in its error ("invalid boolean value: 'x'").
-def boolean(s):
-    if s.lower() not in ("true", "false"):
-        raise ValueError(s)
-    return s.lower() == "true"
-
-
-def number_none_or_auto(s):
-    return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
-
-
-def integer_or_none(s):
-    return None if s.lower() == "none" else int(s)
-
-
-POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
-COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
-RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
-SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
-DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
-POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
-SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
-ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
-                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
-EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
-                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
-DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
-              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
-                                                (v.startswith("cuda:") and v[5:].isdigit())))
-
-
-def setting(default, rule, doc):
-    """A dataclass field with its rule and a one-line description (the CLI's help)."""
-    return field(default=default, metadata=dict(rule=rule, doc=doc))
-
-
-def check_settings(settings, prefix=""):
-    """Raise a one-line UserError for the first field whose value breaks its rule."""
-    for f in fields(settings):
-        v, rule = getattr(settings, f.name), f.metadata["rule"]
-        if not rule.ok(v):
-            raise UserError(f"{prefix}{f.name} must be {rule.says}, got {v!r}")
-
-
-def add_setting_options(parser, settings_class):
-    """One --option per field, parsed by its rule. An option not given is absent from the
-    parsed arguments (not None: ``--stop_return none`` is a value, "no early stop")."""
-    for f in fields(settings_class):
-        parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
-                            default=argparse.SUPPRESS, help=f"{f.metadata['doc']} ({f.default})")
-
-
-def settings_doc(settings_class):
-    """The settings as a docstring section: name, default and meaning of each."""
-    return "\n".join(f"        {f.name} ({f.default!r}): {f.metadata['doc']}"
-                     for f in fields(settings_class))
+from cli import Interrupted, UserError, read_config, run_dir
+from logger import EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file
 
 
 # ------------------------------------------------------------------------------------------
@@ -128,9 +50,6 @@ def settings_doc(settings_class):
 def run_metadata():
     """Determinism holds for one CPU model and one torch thread count only, so both are
     written down beside the library versions and the code's git commit."""
-    import gymnasium
-    import matplotlib
-    import torch
     versions = dict(python=platform.python_version(), torch=torch.__version__,
                     gymnasium=gymnasium.__version__, numpy=np.__version__,
                     matplotlib=matplotlib.__version__)
@@ -162,36 +81,11 @@ def git_commit():
     return dict(commit=head.stdout.strip(), uncommitted_changes=bool(status.stdout.strip()))
 
 
-def name_of(fn):
-    """``module:function``, the form ``load_function`` reads back (config.json records it)."""
-    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', fn)}"
-
-
-def load_function(name):
-    """The function a ``module:function`` name (e.g. ``notebooks.port_mistakes:shared_noise``) names."""
-    import importlib
-    module, _, qualname = name.partition(":")
-    try:
-        fn = importlib.import_module(module)
-        for part in qualname.split("."):
-            fn = getattr(fn, part)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise UserError(f"cannot load {name!r} (expected module:function): {e}") from None
-    if not callable(fn):
-        raise UserError(f"{name!r} is not a function")
-    return fn
-
-
 # ------------------------------------------------------------------------------------------
 # Files: run directories, config.json, checkpoints
 # ------------------------------------------------------------------------------------------
-def run_dir(data_dir, exp_name, seed):
-    return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
-
-
 def save_checkpoint(state, path):
     """``torch.save`` a dict of tensors and plain values, atomically."""
-    import torch
     atomic_write(path, lambda f: torch.save(state, f), mode="wb")
 
 
@@ -202,7 +96,6 @@ def load_checkpoint(path, map_location="cpu"):
     crafted to execute code on load is refused. Every way a load can fail becomes a
     ``ValueError`` with one readable line.
     """
-    import torch
     try:
         return torch.load(path, map_location=map_location, weights_only=True)
     except FileNotFoundError:
@@ -216,39 +109,9 @@ def load_checkpoint(path, map_location="cpu"):
                          f"checkpoint ({type(e).__name__})") from None
 
 
-def add_run_options(parser):
-    """The command-line options of a run's housekeeping."""
-    parser.add_argument("--exp_name", help="default: td3-<env>[-ablations]")
-    parser.add_argument("--data_dir", default="data")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--quiet", action="store_true", help="no live progress line between tables")
-    parser.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
-
-
-def read_config(run_dir, checkpoint=False):
-    """The ``config.json`` of a run directory, or a UserError saying what is wrong (also
-    when ``checkpoint`` is asked for and the directory has no ckpt.pt to resume from)."""
-    path = os.path.join(run_dir, "config.json")
-    if not os.path.isdir(run_dir):
-        raise UserError(f"{run_dir} is not a directory")
-    try:
-        with open(path) as f:
-            config = json.load(f)
-    except FileNotFoundError:
-        raise UserError(f"{run_dir} has no config.json; is it a run directory?") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path} does not parse ({e})") from None
-    if not isinstance(config, dict) or "env_id" not in config:
-        raise UserError(f"{path} is not a td3.py config (no env_id)")
-    if checkpoint and not os.path.exists(os.path.join(run_dir, "ckpt.pt")):
-        raise UserError(f"{run_dir} has no ckpt.pt to resume from")
-    return config
-
-
 def run_status(run_dir):
     """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch
     reached, or stopped early), from the checkpoint and config.json; sweep.py asks this."""
-    import torch
     path = os.path.join(run_dir, "ckpt.pt")
     if not os.path.exists(path):
         return "new"
@@ -260,54 +123,6 @@ def run_status(run_dir):
     done = ckpt["t"] >= config["steps_per_epoch"] * config["epochs"]
     stopped = config["stop_return"] is not None and ckpt["epochs_at_goal"] >= config["stop_epochs"]
     return "finished" if done or stopped else "unfinished"
-
-
-def pick_device(name):
-    """The torch device for a --device value; one that this torch lacks is a UserError."""
-    import torch
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    available = ["cpu"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-    available += ["mps"] if torch.backends.mps.is_available() else []
-    if name not in available and not (name == "cuda" and len(available) > 1):
-        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
-                        f"available: {', '.join(available)}")
-    return torch.device(name)
-
-
-# The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
-# without writing MUJOCO_LOG.TXT into the working directory (3.16 and later do both).
-MUJOCO_INSTALL = '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"'
-
-
-def make_env(env_id, **kwargs):
-    """An ``env_fn`` for td3(); an unknown id becomes a UserError naming close ids."""
-    import gymnasium as gym
-    try:
-        gym.make(env_id, **kwargs).close()
-    except gym.error.Error as e:
-        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        if isinstance(e, (gym.error.NameNotFound, gym.error.VersionNotFound,
-                          gym.error.NamespaceNotFound, gym.error.UnregisteredEnv)):
-            raise UserError(f"unknown env id {env_id!r}{hint}") from None
-        if "mujoco" in str(e).lower():  # gymnasium's own hint installs mujoco 4, which warns
-            raise UserError(f"env {env_id!r} needs MuJoCo: pip install {MUJOCO_INSTALL}") from None
-        raise UserError(f"cannot make env {env_id!r}: {e}") from None
-    except ImportError as e:
-        raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
-    return lambda: gym.make(env_id, **kwargs)
-
-
-def check_env(env):
-    """What TD3 needs of an env: continuous (Box) actions and flat observations."""
-    import gymnasium as gym
-    if not isinstance(env.action_space, gym.spaces.Box):
-        name = env.spec.id if env.spec else type(env).__name__
-        raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
-                        f"TD3 needs continuous (Box) actions")
-    if len(env.observation_space.shape or ()) != 1:
-        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
 
 
 def check_memory(nbytes, what):
@@ -409,7 +224,6 @@ class Run:
         resumed one puts back every part's state_dict (networks, optimizers, buffer), both
         RNGs, the counters, the values logged so far this epoch and the episode in
         progress. Returns the counters and (obs, episode return, episode length)."""
-        import torch
         self.loop, self.rng, self.env, self.parts, c = loop, rng, env, parts, self.config
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
@@ -422,7 +236,7 @@ class Run:
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
             for name in os.listdir(self.output_dir):  # a kill during a write leaves its temp file
-                if ".tmp" in name:
+                if is_temp_file(name):
                     os.remove(os.path.join(self.output_dir, name))
             for name, part in parts.items():
                 part.load_state_dict(ckpt[name])
@@ -446,7 +260,21 @@ class Run:
                   f"= {self.buffer_bytes / 1e6:,.0f} MB; "
                   f"{'resuming at' if self.resumed else 'starting'} env step {loop.t:,} of "
                   f"{self.total_steps:,}; device {self.config['device']}", flush=True)
+        else:
+            print(self.finished_message(loop), flush=True)
         return loop, first
+
+    def finished_message(self, loop):
+        """What a resume of a finished run says instead of training: what was done, where
+        the best policy is, and how to train on (an early stop is final)."""
+        c, best = self.config, os.path.join(self.output_dir, "best.pt")
+        done = f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps"
+        if c["stop_return"] is not None and self.epochs_at_goal >= c["stop_epochs"]:
+            how = (f"it stopped early (test return >= {c['stop_return']:g} for "
+                   f"{self.epochs_at_goal} epochs in a row), so it trains no further")
+        else:
+            how = f"to train on, resume with more epochs: --epochs N with N > {c['epochs']}"
+        return f"{done}; best test return {self.best_return:.1f}, its actor-critic in {best}; {how}"
 
     def __enter__(self):
         self._ctrl_c = CtrlC()
@@ -471,7 +299,6 @@ class Run:
 
     def check_finite(self, keys, module, epoch):
         """Stop on NaN/inf before it reaches a checkpoint, so the last good one stays."""
-        import torch
         for key in keys:
             vals = self.logger.epoch_dict.get(key, [])
             if vals and not bool(torch.isfinite(torch.stack(vals)).all()):
@@ -504,7 +331,6 @@ class Run:
 
     def checkpoint(self):
         """Everything an exact resume needs, as tensors and plain values, written atomically."""
-        import torch
         state = {**{name: part.state_dict() for name, part in self.parts.items()},
                  **{f.name: getattr(self.loop, f.name) for f in fields(self.loop)},
                  "elapsed": self.time(), "best_return": self.best_return,
@@ -563,7 +389,6 @@ class ReplayableEnv:
         return self.env.step(a)
 
     def state_dict(self):
-        import torch
         act_dim = self.env.action_space.shape[0]
         return dict(seed=self.seed, actions=torch.as_tensor(
             np.array(self.actions, np.float32).reshape(-1, act_dim)))
@@ -575,65 +400,3 @@ class ReplayableEnv:
             o, r, _, _, _ = self.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
         return o, ep_ret, ep_len
-
-
-# ------------------------------------------------------------------------------------------
-# The live progress line between epoch tables
-# ------------------------------------------------------------------------------------------
-def format_seconds(s):
-    s = int(max(0, s))
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
-
-class ProgressLine:
-    """Where a run is between two epoch tables: env steps, phase, steps/s, last return, time left.
-
-    On a terminal it is one line redrawn in place twice a second. Elsewhere (a notebook, a
-    log file) it prints a plain line after ``first`` seconds and then every ``every``
-    seconds, so the output stays short; ``quiet`` turns it off. Our own few lines rather than
-    tqdm: no extra dependency, and the time left is estimated only from steps taken while the
-    networks train (the steps before run ~70x faster and would make any average rate useless).
-    """
-
-    def __init__(self, total_steps, start_step=0, quiet=False, stream=None, first=3.0, every=30.0):
-        self.total, self.quiet = total_steps, quiet
-        self.stream = stream or sys.stdout
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.every = 0.5 if self.tty else every
-        self.last_time, self.last_step = time.monotonic(), start_step
-        self.next_time = self.last_time + (0.5 if self.tty else first)
-        self.rate = None  # env steps/s while learning, smoothed
-        self.drawn = False
-
-    def update(self, t, phase, last_return, updating):
-        """Called every env step; does nothing until the next line is due (~100 ns).
-
-        ``phase`` names what the run is doing; ``updating`` says the networks are being
-        trained, so the rate now is the rate of the rest of the run (before that, steps are
-        ~70x faster and a time-left estimate would mean nothing)."""
-        now = time.monotonic()
-        if self.quiet or now < self.next_time:
-            return
-        dt = max(now - self.last_time, 1e-9)
-        rate = (t - self.last_step) / dt
-        if updating:  # smoothed over ~10 s: updates come in bursts of update_every
-            w = min(1.0, dt / 10.0) if self.rate else 1.0
-            self.rate = rate = (1 - w) * (self.rate or 0.0) + w * rate
-        left = f"~{format_seconds((self.total - t) / rate)} left" if updating and rate > 0 \
-            else "time left: once updates start"
-        ret = "no episode ended yet" if last_return is None else f"last episode {last_return:.1f}"
-        line = f"env step {t:,}/{self.total:,} | {phase} | {rate:,.0f} steps/s | {ret} | {left}"
-        if self.tty:
-            self.stream.write("\r\x1b[K" + line)
-            self.drawn = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-        self.last_time, self.last_step, self.next_time = now, t, now + self.every
-
-    def clear(self):
-        """Erase the redrawn line before other output (an epoch table) is printed."""
-        if self.drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.drawn = False

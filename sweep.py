@@ -26,7 +26,7 @@ import numpy as np
 import cli
 import runs
 import td3
-from logger import read_table
+from logger import format_seconds, read_table
 from notebooks.port_mistakes import RUNS as MISTAKES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,7 +86,7 @@ def parse_args(argv=None):
 def plan_runs(args, td3_options):
     """Every run, seed by seed (a sweep stopped early then has whole seeds), checked as
     td3.py checks it before training, with its arguments, directory and status."""
-    envs = {env_id: runs.make_env(env_id)() for env_id in dict.fromkeys(args.env)}
+    envs = {env_id: cli.make_env(env_id)() for env_id in dict.fromkeys(args.env)}
     plan, made_by = [], {}
     for seed in dict.fromkeys(args.seeds):
         for env_id, env in envs.items():
@@ -94,7 +94,7 @@ def plan_runs(args, td3_options):
                 name = ["--exp_name", f"td3-{env_id}-{variant}"] if variant in MISTAKES else []
                 argv = ["--env", env_id, "--seed", str(seed), *td3_options, *VARIANTS[variant],
                         *name, "--data_dir", args.data_dir, "--threads", "1"]
-                _, kwargs, run_dir = td3.parse_cli(argv)
+                _, kwargs, run_dir, _ = cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)
                 hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
                                             if k in td3.Hyperparameters.__dataclass_fields__})
                 _, config = td3.resolve(env, hp, ac_kwargs=kwargs["ac_kwargs"],
@@ -276,7 +276,7 @@ def progress_line(plan, start_steps, seconds):
     steps, todo = steps_done(plan), [r for r in plan if r["state"] not in ("finished", "failed")]
     left = sum(r["total"] for r in todo) - steps_done(todo)
     rate = (steps - start_steps) / max(seconds, 1e-9)
-    eta = f"~{runs.format_seconds(left / rate)} left" if rate > 0 else "time left: after the first epochs"
+    eta = f"~{format_seconds(left / rate)} left" if rate > 0 else "time left: after the first epochs"
     return (f"[{time.strftime('%H:%M:%S')}] runs: {count('finished')} done, {count('failed')} "
             f"failed, {len(plan) - count('finished') - count('failed')} to go | {steps:,.0f} "
             f"env steps | {rate:,.0f} env steps/s | {eta}")

@@ -14,11 +14,10 @@ the update, ``td3()`` (setup, loop, test), the command line. Networks and TD3 ma
 replay buffer: buffer.py; epoch table: logger.py; the run's housekeeping (run directory,
 checkpoints, exact resume, Ctrl-C, early stop, progress line): runs.py, through ``run``.
 """
-import argparse
 import copy
 import inspect
 import sys
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -27,9 +26,8 @@ import cli
 import core
 import runs
 from buffer import ReplayBuffer
-from cli import UserError
-from runs import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE, SCALE,
-                  SWITCH, setting)
+from cli import (COUNT, DEVICE, DISCOUNT, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE, SCALE,
+                 SWITCH, UserError, setting)
 
 
 # ------------------------------------------------------------------------------------------
@@ -69,19 +67,18 @@ class Hyperparameters:
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
+    def check(self, prefix=""):
+        """Every value in its range, before anything is written; one line for the first that is not."""
+        cli.check_settings(self, prefix)
+        if self.batch_size > self.replay_size:
+            raise UserError(f"{prefix}batch_size ({self.batch_size}) must be at most "
+                            f"{prefix}replay_size ({self.replay_size})")
+
 
 # Per-env values of the settings left at "auto"; each is measured, see docs/defaults.md.
 # BipedalWalker-v3 gives -100 for a fall: flooring it keeps the critic from learning that
 # standing still is the safest plan.
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0)}
-
-
-def check_hyperparameters(hp, prefix=""):
-    """Every value in its range, before anything is written; one line for the first that is not."""
-    runs.check_settings(hp, prefix)
-    if hp.batch_size > hp.replay_size:
-        raise UserError(f"{prefix}batch_size ({hp.batch_size}) must be at most "
-                        f"{prefix}replay_size ({hp.replay_size})")
 
 
 # ------------------------------------------------------------------------------------------
@@ -123,7 +120,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     actor and the targets.
     """
     hp = Hyperparameters(**hparams)
-    check_hyperparameters(hp)
+    hp.check()
     pi_params = list(ac.pi.parameters())
     # A list, not an iterator: Spinning Up chained the two critics' parameters with
     # itertools.chain, the optimizer used the iterator up, and its "freeze the critic
@@ -222,7 +219,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 {settings}
     """
     hp = Hyperparameters(**hparams)
-    check_hyperparameters(hp)
+    hp.check()
     # The training env remembers its episode's seed and actions, so a resume can rebuild it.
     env, test_env = runs.ReplayableEnv(env_fn()), env_fn()
     hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
@@ -231,7 +228,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_low, act_high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
-    run = runs.Run(config, {"exp_name": default_exp_name(config["env_id"], hp), **logger_kwargs},
+    run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
                    resume)
     logger = run.logger
 
@@ -305,8 +302,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
-                test_agent()
                 run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # NaN: stop, keep the last checkpoint
+                test_agent()
                 test_return = log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs))
                 run.end_epoch(loop, test_return)  # best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()
@@ -314,7 +311,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
 
 if td3.__doc__:  # (python -OO drops docstrings)
-    td3.__doc__ = td3.__doc__.format(settings=runs.settings_doc(Hyperparameters))
+    td3.__doc__ = td3.__doc__.format(settings=cli.settings_doc(Hyperparameters))
 
 
 def log_epoch(logger, loop, elapsed, title):
@@ -348,8 +345,8 @@ def log_epoch(logger, loop, elapsed, title):
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """Check the env and the device and fill in the settings left to the env; returns the
     resolved Hyperparameters and what config.json records of the run."""
-    device = runs.pick_device(hp.device)
-    runs.check_env(env)
+    device = pick_device(hp.device)
+    cli.check_env(env)
     hp = resolve_env_defaults(hp, env)
     if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
         print(f"warning: polyak={hp.polyak}: targets move {1 - hp.polyak:.1%} of the way at each "
@@ -359,9 +356,21 @@ def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps
     config = dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
                   obs_dim=env.observation_space.shape[0],
                   act_dim=env.action_space.shape[0], device=str(device),
-                  ac_kwargs={**network, **ac_kwargs}, actor_critic=runs.name_of(actor_critic),
-                  **{k: runs.name_of(fn) for k, fn in swaps.items()})
+                  ac_kwargs={**network, **ac_kwargs}, actor_critic=cli.name_of(actor_critic),
+                  **{k: cli.name_of(fn) for k, fn in swaps.items()})
     return hp, config
+
+
+def pick_device(name):
+    """The torch device for a --device value; one that this torch lacks is a UserError."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    available = ["cpu", *(f"cuda:{i}" for i in range(torch.cuda.device_count()))]
+    available += ["mps"] if torch.backends.mps.is_available() else []
+    if name not in available and not (name == "cuda" and len(available) > 1):
+        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
+                        f"available: {', '.join(available)}")
+    return torch.device(name)
 
 
 def resolve_env_defaults(hp, env):
@@ -373,80 +382,18 @@ def resolve_env_defaults(hp, env):
     return replace(hp, **auto, max_ep_len=limit)
 
 
-def default_exp_name(env_id, hp):
-    off = [name for name, on in (("no_twin", hp.twin), ("no_delay", hp.policy_delay > 1),
-                                 ("no_smoothing", hp.target_noise > 0)) if not on]
-    return "-".join(["td3", env_id, *off])
-
-
-# ------------------------------------------------------------------------------------------
-# Command line: every Hyperparameters field is an option of the same name.
-# ------------------------------------------------------------------------------------------
-# Shortcuts, each setting one field.
-SWITCHES = {"no_twin": ("twin", False, "trick 1 off: one critic"),
-            "no_delay": ("policy_delay", 1, "trick 2 off: policy_delay=1"),
-            "no_smoothing": ("target_noise", 0.0, "trick 3 off: target_noise=0"),
-            "no_stop": ("stop_return", None, "no early stop"),
-            "no_reward_floor": ("reward_floor", None, "no reward floor")}
-
-
-# The pieces a learner may swap to see a port's mistake; --critic_loss MODULE:FUNCTION etc.
+# The pieces a learner may swap to see a port's mistake; config.json records their names.
 SWAP_POINTS = dict(critic_loss=critic_loss, target_action=core.smoothed_target_action,
                    done_flag=done_flag)
 
 
-def parse_args(argv=None):
-    p = cli.ArgumentParser(description="Train or resume a TD3 agent (watch one with watch.py).")
-    p.add_argument("--env", help="Gymnasium env id with Box actions, e.g. BipedalWalker-v3")
-    p.add_argument("--hid", type=int, default=256, help="units per hidden layer")
-    p.add_argument("--l", type=int, default=2, help="number of hidden layers")
-    runs.add_setting_options(p, Hyperparameters)
-    p.add_argument("-s", dest="seed", type=int, default=argparse.SUPPRESS, help="short for --seed")
-    for flag, (name, value, doc) in SWITCHES.items():  # absent unless given: None is a value
-        p.add_argument(f"--{flag}", dest=name, action="store_const", const=value,
-                       default=argparse.SUPPRESS, help=doc)
-    for swap in SWAP_POINTS:
-        p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION",
-                       help=f"swap point (default {runs.name_of(SWAP_POINTS[swap])})")
-    runs.add_run_options(p)  # --exp_name, --data_dir, --threads, --quiet, --resume
-    return p.parse_args(argv)
-
-
-def parse_cli(argv=None):
-    """What ``python td3.py *argv`` trains: (env id, td3() keyword arguments, run directory)."""
-    args = parse_args(argv)
-    for name in ("hid", "l", "threads"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise UserError(f"--{name} must be a positive integer, got {getattr(args, name)}")
-    if args.resume:
-        config = runs.read_config(args.resume, checkpoint=True)
-        hparams = {f.name: config[f.name] for f in fields(Hyperparameters) if f.name in config}
-        hparams.update({k: v for k, v in vars(args).items() if k in ("epochs", "device")})
-        env_id, ac_kwargs, output_dir = config["env_id"], config["ac_kwargs"], args.resume
-        exp_name = config.get("exp_name")
-    elif not args.env:
-        raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
-    else:
-        hparams = {f.name: vars(args)[f.name] for f in fields(Hyperparameters)
-                   if f.name in vars(args)}  # given on the command line, None included
-        env_id, ac_kwargs = args.env, dict(hidden_sizes=[args.hid] * args.l)
-        exp_name = args.exp_name or default_exp_name(env_id, Hyperparameters(**hparams))
-        output_dir = runs.run_dir(args.data_dir, exp_name, Hyperparameters(**hparams).seed)
-    check_hyperparameters(Hyperparameters(**hparams), prefix="--")
-    swaps = {k: runs.load_function(getattr(args, k) or (config.get(k) if args.resume else None)
-                                   or runs.name_of(default)) for k, default in SWAP_POINTS.items()}
-    ac_kwargs = dict(ac_kwargs, hidden_sizes=tuple(ac_kwargs["hidden_sizes"]))
-    logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not args.quiet)
-    return env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, logger_kwargs=logger_kwargs,
-                        resume=bool(args.resume)), output_dir
-
-
 def main(argv=None):
-    args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    env_id, kwargs, _ = parse_cli(argv)
-    td3(runs.make_env(env_id), **kwargs)
+    """python td3.py --env ENV_ID [--setting value ...], or --resume RUN_DIR; -h lists them.
+    The options come from Hyperparameters; cli.py turns them into td3()'s arguments."""
+    cmd = cli.parse_td3(argv, Hyperparameters, SWAP_POINTS)
+    if cmd.threads:
+        torch.set_num_threads(cmd.threads)
+    td3(cli.make_env(cmd.env_id), **cmd.kwargs)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ import gymnasium as gym
 import numpy as np
 
 import core
-from cli import ArgumentParser, UserError, run_main
-from runs import load_checkpoint, read_config, save_checkpoint
+from cli import ArgumentParser, UserError, read_config, run_main
+from runs import load_checkpoint, save_checkpoint
 
 
 def find_weights(path, last=False):

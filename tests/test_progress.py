@@ -9,7 +9,7 @@ import sys
 
 from conftest import ROOT, run_cli
 from logger import read_progress
-from runs import ProgressLine
+from logger import ProgressLine
 
 ARGS = ["--env", "Pendulum-v1", "--epochs", 3, "--steps_per_epoch", 400, "--start_steps", 300,
         "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
@@ -24,21 +24,15 @@ class Clock:
         return self.now
 
 
-def fake_time(monkeypatch, clock):
-    import runs
-    monkeypatch.setattr(runs.time, "monotonic", clock)
-
-
 class TTY(io.StringIO):
     def isatty(self):
         return True
 
 
-def test_terminal_line_is_redrawn_in_place(monkeypatch):
+def test_terminal_line_is_redrawn_in_place():
     clock = Clock()
-    fake_time(monkeypatch, clock)
     out = TTY()
-    line = ProgressLine(10_000, stream=out)
+    line = ProgressLine(10_000, stream=out, clock=clock)
     line.update(50, "random warm-up", None, False)     # not due yet: nothing drawn
     assert out.getvalue() == ""
     clock.now += 0.6
@@ -55,11 +49,10 @@ def test_terminal_line_is_redrawn_in_place(monkeypatch):
     assert out.getvalue().endswith("\r\x1b[K")
 
 
-def test_log_file_gets_a_line_every_30_seconds(monkeypatch):
+def test_log_file_gets_a_line_every_30_seconds():
     clock = Clock()
-    fake_time(monkeypatch, clock)
     out = io.StringIO()  # not a terminal: a notebook, a pipe, a log file
-    line = ProgressLine(100_000, stream=out)
+    line = ProgressLine(100_000, stream=out, clock=clock)
     for t in range(1, 20_001):               # 20,000 steps over 100 s
         clock.now += 0.005
         line.update(t, "learning", -50.0 if t > 5000 else None, t > 10_000)
@@ -67,10 +60,45 @@ def test_log_file_gets_a_line_every_30_seconds(monkeypatch):
     assert 3 <= len(lines) <= 5, lines       # first after 3 s, then every 30 s
     assert all(ln.startswith("env step ") for ln in lines)
     silent = io.StringIO()
-    quiet = ProgressLine(100, quiet=True, stream=silent)
+    quiet = ProgressLine(100, quiet=True, stream=silent, clock=clock)
     clock.now += 60
     quiet.update(100, "learning", 0.0, True)
     assert silent.getvalue() == ""
+
+
+def simulated_run(stream, total=150_000, update_after=1000, update_every=50,
+                  step_s=0.00015, update_s=0.010):
+    """A run on a fake clock: env steps cost ``step_s``, and from ``update_after`` on every
+    ``update_every`` steps come ``update_every`` updates of ``update_s`` each (td3()'s loop,
+    BipedalWalker-v3's costs at one thread). Returns [(env step, shown seconds left, true
+    seconds left)] for each line that gave a time left."""
+    clock = Clock()
+    line = ProgressLine(total, stream=stream, clock=clock)
+    true_left = lambda t: (total - t) * step_s + (total - max(t, update_after)) * update_s
+    shown = []
+    for t in range(1, 30_001):
+        clock.now += step_s
+        if t >= update_after and t % update_every == 0:
+            clock.now += update_every * update_s
+        before = stream.getvalue()
+        line.update(t, "learning", None, updating=t >= update_after)
+        new = stream.getvalue()[len(before):]
+        m = re.search(r"~(?:(\d+)h(\d+)m|(\d+)m(\d+)s) left", new)
+        if m:
+            h, mi, m2, s = (int(g) if g else 0 for g in m.groups())
+            shown.append((t, h * 3600 + mi * 60 + m2 * 60 + s, true_left(t)))
+    return shown
+
+
+def test_time_left_counts_the_updates_still_to_come():
+    """The first time left a user sees, and every later one, is within 10% of the truth:
+    the rate is never taken from the fast steps before updates start, nor from a part of an
+    update burst (the old estimate showed 22 min, then 2 h, then 3 h 35 min)."""
+    for stream in (TTY(), io.StringIO()):
+        shown = simulated_run(stream)
+        assert len(shown) >= 5, stream.getvalue()[-500:]
+        for t, left, truth in shown:
+            assert abs(left - truth) <= 0.10 * truth, (t, left, truth)
 
 
 def table_lines(out):

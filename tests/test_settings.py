@@ -10,6 +10,7 @@ import gymnasium as gym
 import pytest
 import torch
 
+import cli
 import core
 import td3
 from notebooks import port_mistakes
@@ -178,11 +179,15 @@ def test_swap_points_from_the_command_line_and_on_resume(tmp_path):
     run = tmp_path / "p" / "p_s0"
     assert json.loads((run / "config.json").read_text())["target_action"] == \
         "notebooks.port_mistakes:shared_noise"
-    env_id, kwargs, _ = td3.parse_cli(["--resume", str(run), "--epochs", "2"])
+    env_id, kwargs, _, _ = parse_td3(["--resume", str(run), "--epochs", "2"])
     assert kwargs["target_action"] is port_mistakes.shared_noise  # the run keeps its mistake
     assert kwargs["critic_loss"] is td3.critic_loss
     code, _, err = run_cli(*small[:-4], "--critic_loss", "notebooks.port_mistakes:nope")
     assert code == 2 and "cannot load 'notebooks.port_mistakes:nope'" in err
+
+
+def parse_td3(argv):
+    return cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)
 
 
 # ---- the algorithm's numbers, pinned ----
@@ -229,7 +234,7 @@ def test_every_switch_reaches_the_config(argv, expected):
     # A switch that sets None (--no_stop, --no_reward_floor) must not read as "not given",
     # which would leave the env's default (BipedalWalker-v3: stop at 300, floor -10) in place.
     import sweep
-    env_id, kwargs, _ = td3.parse_cli(["--env", "BipedalWalker-v3", *argv])
+    env_id, kwargs, _, _ = parse_td3(["--env", "BipedalWalker-v3", *argv])
     hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
                                 if k in td3.Hyperparameters.__dataclass_fields__})
     env = gym.make(env_id)
@@ -239,7 +244,7 @@ def test_every_switch_reaches_the_config(argv, expected):
     if not {"--no_twin", "-s"} & set(argv):  # sweep.py sets these itself
         plan = sweep.plan_runs(*sweep.parse_args(["--env", "BipedalWalker-v3", "--seeds", "3",
                                                   "--data_dir", "/nonexistent-td3-data", *argv]))
-        assert td3.parse_cli(plan[0]["argv"])[1].items() >= {
+        assert parse_td3(plan[0]["argv"])[1].items() >= {
             k: v for k, v in kwargs.items() if k in expected}.items()
 
 
