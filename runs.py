@@ -268,7 +268,7 @@ class Run:
         """What a resume of a finished run says instead of training: what was done, where
         the best policy is, and how to train on (an early stop is final)."""
         c, best = self.config, os.path.join(self.output_dir, "best.pt")
-        done = f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps"
+        done = f"{self.output_dir} is finished: epoch {loop.epoch} of {c['epochs']}, {loop.t:,} env steps"
         if c["stop_return"] is not None and self.epochs_at_goal >= c["stop_epochs"]:
             how = (f"it stopped early (test return >= {c['stop_return']:g} for "
                    f"{self.epochs_at_goal} epochs in a row), so it trains no further")

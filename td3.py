@@ -10,9 +10,9 @@ update() below; 3. Target policy smoothing -> core.smoothed_target_action. ``--n
 
 Read top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
 command line, config.json and the range checks all come from that table), the losses and
-the update, ``td3()`` (setup, loop, test), the command line. Networks and TD3 math: core.py;
-replay buffer: buffer.py; epoch table: logger.py; the run's housekeeping (run directory,
-checkpoints, exact resume, Ctrl-C, early stop, progress line): runs.py, through ``run``.
+the update, ``td3()`` (setup, loop, test), ``main()``. Networks and TD3 math: core.py; replay
+buffer: buffer.py; epoch table and progress line: logger.py; the run directory (checkpoints,
+exact resume, Ctrl-C, early stop): runs.py, through ``run``; the command line: cli.py.
 """
 import copy
 import inspect
@@ -363,11 +363,11 @@ def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps
 
 def pick_device(name):
     """The torch device for a --device value; one that this torch lacks is a UserError."""
+    available = ["cpu", *(f"cuda:{i}" for i in range(torch.cuda.device_count())),
+                 *(["mps"] if torch.backends.mps.is_available() else [])]
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    available = ["cpu", *(f"cuda:{i}" for i in range(torch.cuda.device_count()))]
-    available += ["mps"] if torch.backends.mps.is_available() else []
-    if name not in available and not (name == "cuda" and len(available) > 1):
+    if name not in available and not (name == "cuda" and torch.cuda.is_available()):
         raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
                         f"available: {', '.join(available)}")
     return torch.device(name)

@@ -11,7 +11,6 @@ README = os.path.join(ROOT, "README.md")
 PAGES = [README] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")           # [text](target), images too
 CODE_LINK = re.compile(r"([\w./-]+\.py)#L(\d+)$")           # file.py#L<n>
-WINDOW = 3                                                  # lines after n that may hold it
 
 
 def links():
@@ -62,7 +61,7 @@ def test_code_link_points_at_what_it_names(page, text, target):
     n = int(CODE_LINK.search(target).group(2))
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
-    if any(names_it(line, text) for line in lines[n - 1:n + WINDOW]):
+    if 0 < n <= len(lines) and names_it(lines[n - 1], text):  # the very line, not one near it
         return
     holds = lines[n - 1].strip() if 0 < n <= len(lines) else f"nothing (the file has {len(lines)} lines)"
     now = [i + 1 for i, line in enumerate(lines) if names_it(line, text)]

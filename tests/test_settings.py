@@ -82,11 +82,26 @@ def test_cli_and_python_api_write_the_same_config(tmp_path):
            {k: v for k, v in api.items() if k not in paths}
 
 
-def test_config_records_threads_and_cpu(tmp_path, pendulum):
-    td3.td3(pendulum, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True), **SMALL)
-    config = json.loads((tmp_path / "config.json").read_text())
-    assert config["torch_threads"] == torch.get_num_threads()
-    assert config["cpu"] == runs.cpu_model() and config["cpu"]
+def cpu_from_the_system():
+    """The CPU model as /proc/cpuinfo (or, without it, the platform) names it, read here and
+    not through runs.cpu_model, so that a wrong record cannot pass by agreeing with itself."""
+    import platform
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or platform.machine()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_config_records_threads_and_cpu(tmp_path, threads):
+    code, _, err = run_cli("--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 50,
+                           "--start_steps", 50, "--num_test_episodes", 1, "--hid", 8,
+                           "--threads", threads, "--data_dir", tmp_path, "--exp_name", "t")
+    assert code == 0, err
+    config = json.loads((tmp_path / "t" / "t_s0" / "config.json").read_text())
+    assert config["torch_threads"] == threads  # what the run was told, not what it reports
+    assert config["cpu"] == cpu_from_the_system() and config["cpu"]
 
 
 def test_config_records_the_code_and_the_network_as_built(tmp_path, pendulum):
@@ -153,8 +168,12 @@ def one_update(**swaps):
                          ids=lambda s: next(iter(s.values())).__name__)
 def test_each_swapped_mistake_changes_the_update(swap):
     right = one_update()
-    assert torch.equal(right, one_update(critic_loss=td3.critic_loss,
-                                         target_action=core.smoothed_target_action))
+    # The swap point is what the update calls: a stand-in that counts its calls and does
+    # what the default does gives the same numbers, and the mistake gives other numbers.
+    (name, mistake), = swap.items()
+    default, calls = {"critic_loss": td3.critic_loss, "target_action": core.smoothed_target_action}[name], []
+    counted = lambda *a, **k: (calls.append(1), default(*a, **k))[1]
+    assert torch.equal(right, one_update(**{name: counted})) and len(calls) == 1
     assert (one_update(**swap) - right).abs().max() > 1e-4
 
 
@@ -200,6 +219,15 @@ def short_pinned_run(out):
     header, rows = read_progress(os.path.join(out, "progress.txt"))
     t = header.index("Time")
     return dict(header=header[:t] + header[t + 1:], rows=[r[:t] + r[t + 1:] for r in rows])
+
+
+def test_two_runs_in_one_process_write_identical_rows(tmp_path):
+    """What holds on any CPU: the same seed, the same process, the same rows (but Time)."""
+    first, second = short_pinned_run(str(tmp_path / "a")), short_pinned_run(str(tmp_path / "b"))
+    assert first == second and len(first["rows"]) == 3
+    td3.td3(lambda: gym.make("Pendulum-v1"), seed=6, logger_kwargs=dict(
+        output_dir=str(tmp_path / "c"), quiet=True), **{**SMALL, "epochs": 1, "start_steps": 200})
+    assert read_progress(str(tmp_path / "c" / "progress.txt"))[1][0][1] != first["rows"][0][1]
 
 
 def test_a_short_run_writes_the_pinned_rows(tmp_path):

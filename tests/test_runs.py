@@ -1,0 +1,217 @@
+"""A run directory's lifecycle (runs.py, cli.py): what a resume may change, a finished run,
+the early stop and best.pt, checkpoints every save_freq epochs, NaN, temp files, Ctrl-C."""
+import argparse
+import json
+import os
+import signal
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+import cli
+import runs
+import td3
+from conftest import SMALL, run_cli
+from logger import read_progress
+from runs import load_checkpoint
+
+CLI_SMALL = ["--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 200, "--start_steps", 100,
+             "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
+             "--replay_size", 10000]
+
+
+@pytest.fixture(scope="module")
+def one_epoch_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("runs")
+    code, _, err = run_cli(*CLI_SMALL, "--data_dir", d, "--exp_name", "e")
+    assert code == 0, err
+    return d / "e" / "e_s0"
+
+
+def one_line_error(code, err):
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def snapshot(run):
+    return {n: (run / n).read_bytes() for n in sorted(os.listdir(run))}
+
+
+# ---- a resume keeps its settings: an option is honoured or refused, never dropped ----
+@pytest.mark.parametrize("option, says", [
+    (["--gamma", 0.9], "--gamma 0.9: {run} was made with gamma=0.98"),
+    (["--act_noise", 0.3], "--act_noise 0.3: {run} was made with act_noise=0.1"),
+    (["--stop_return", 5], "--stop_return 5.0: {run} was made with stop_return=None"),
+    (["--no_twin"], "--no_twin: {run} was made with twin=True"),
+    (["-s", 4], "-s 4: {run} was made with seed=0"),
+    (["--hid", 64], "--hid 64: {run} was made with hidden_sizes=[32, 32]"),
+    (["--l", 3], "--l 3: {run} was made with hidden_sizes=[32, 32]"),
+    (["--env", "MountainCarContinuous-v0"], "--env MountainCarContinuous-v0: {run} was made with env='Pendulum-v1'"),
+    (["--critic_loss", "notebooks.port_mistakes:q2_own_target"], "was made with critic_loss='td3:critic_loss'"),
+    (["--data_dir", "elsewhere"], "--data_dir names a new run's directory"),
+], ids=lambda x: x[0] if isinstance(x, list) else "")
+def test_resume_refuses_a_changed_setting(one_epoch_run, option, says):
+    before = snapshot(one_epoch_run)
+    msg = one_line_error(*run_cli("--resume", one_epoch_run, *option, "--epochs", 2)[::2])
+    assert says.format(run=one_epoch_run) in msg, msg
+    assert snapshot(one_epoch_run) == before  # nothing trained, nothing written
+
+
+def test_resume_honours_what_may_change_and_what_equals_the_run(tmp_path, one_epoch_run):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, data in snapshot(one_epoch_run).items():
+        (run / name).write_bytes(data)
+    code, out, err = run_cli("--resume", run, "--epochs", 2, "--gamma", 0.98, "--hid", 32,
+                             "--env", "Pendulum-v1", "--device", "cpu", "--threads", 1, "--quiet")
+    assert code == 0, err
+    assert "resuming at env step 200 of 400" in out
+    assert [r[0] for r in read_progress(run / "progress.txt")[1]] == ["1", "2"]
+    assert json.loads((run / "config.json").read_text())["epochs"] == 1  # the run's record
+
+
+def test_resume_through_the_python_api_refuses_a_changed_setting(tmp_path, pendulum):
+    out = str(tmp_path / "r")
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **{**SMALL, "epochs": 1})
+    with pytest.raises(cli.UserError, match=r"was run with gamma=0.98, not 0.9; a resumed run "
+                                            r"keeps its settings"):
+        td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), resume=True,
+                gamma=0.9, **SMALL)
+
+
+def test_the_command_line_is_parsed_once(monkeypatch, tmp_path):
+    calls = []
+    parse = argparse.ArgumentParser.parse_args
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args",
+                        lambda self, *a, **k: (calls.append(1), parse(self, *a, **k))[1])
+    monkeypatch.setattr(td3, "td3", lambda env_fn, **kwargs: None)  # parse only
+    td3.main(["--env", "Pendulum-v1", "--hid", "8", "--threads", "1", "--data_dir", str(tmp_path)])
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("option", ["--hid", "--l", "--threads"])
+def test_command_line_only_options_follow_the_settings_rules(option, tmp_path):
+    msg = one_line_error(*run_cli("--env", "Pendulum-v1", option, 0, "--data_dir", tmp_path)[::2])
+    assert msg == f"error: {option} must be a positive integer, got 0"
+    assert {f.name for f in cli.fields(cli.CommandLineOnly)} == {"hid", "l", "threads"}
+    assert not os.listdir(tmp_path)
+
+
+# ---- a finished run, the early stop, best.pt ----
+def test_resuming_a_finished_run_says_it_is_finished(one_epoch_run):
+    before = snapshot(one_epoch_run)
+    code, out, err = run_cli("--resume", one_epoch_run)
+    assert code == 0, err
+    best = float(read_progress(one_epoch_run / "progress.txt")[1][0][5])  # AverageTestEpRet
+    assert out.strip() == (f"{one_epoch_run} is finished: epoch 1 of 1, 200 env steps; best test "
+                           f"return {best:.1f}, its actor-critic in {one_epoch_run / 'best.pt'}; to "
+                           f"train on, resume with more epochs: --epochs N with N > 1")
+    assert snapshot(one_epoch_run) == before
+
+
+class Fading(gym.Env):
+    """Every episode returns less than the one before (-1 per step, -1 more per episode), so
+    the first epoch's test return is the best and the last one's the worst."""
+    episodes = 0
+
+    def __init__(self):
+        self.observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        Fading.episodes += 1
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, a):
+        self.t += 1
+        return np.zeros(1, np.float32), -float(Fading.episodes), False, self.t >= 10, {}
+
+
+def test_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(tmp_path, capsys):
+    out = tmp_path / "s"
+    kw = dict(SMALL, steps_per_epoch=50, epochs=10, start_steps=20, update_after=20,
+              update_every=10, max_ep_len=10)
+    td3.td3(Fading, stop_return=-1e9, stop_epochs=3, logger_kwargs=dict(output_dir=str(out), quiet=True), **kw)
+    header, rows = read_progress(out / "progress.txt")
+    returns = [float(r[header.index("AverageTestEpRet")]) for r in rows]
+    assert len(rows) == 3 and returns == sorted(returns, reverse=True)  # stopped after epoch 3
+    assert "stopping early: average test return >= -1000000000.0 for 3 epochs in a row" in capsys.readouterr().out
+    best = load_checkpoint(out / "best.pt")
+    assert best["epoch"] == 1 and best["test_return"] == returns[0] != returns[-1]
+    ckpt = load_checkpoint(out / "ckpt.pt")
+    assert (ckpt["epoch"], ckpt["epochs_at_goal"]) == (3, 3) and runs.run_status(out) == "finished"
+    td3.td3(Fading, stop_return=-1e9, stop_epochs=3, resume=True, logger_kwargs=dict(
+        output_dir=str(out), quiet=True), **kw)
+    said = capsys.readouterr().out
+    assert "is finished: epoch 3 of 10" in said and "stopped early" in said and "trains no further" in said
+    assert len(read_progress(out / "progress.txt")[1]) == 3
+
+
+def test_checkpoint_every_save_freq_epochs_and_at_the_end(tmp_path, pendulum, monkeypatch):
+    written = []
+    save = runs.save_checkpoint
+    monkeypatch.setattr(runs, "save_checkpoint", lambda state, path: (
+        written.append((os.path.basename(path), state.get("epoch"))), save(state, path)))
+    td3.td3(pendulum, save_freq=2, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
+            **{**SMALL, "epochs": 5})
+    assert [e for name, e in written if name == "ckpt.pt"] == [2, 4, 5]
+
+
+# ---- NaN: stop before anything uses the broken weights, keep the last good checkpoint ----
+def test_nan_in_the_second_epoch_keeps_the_first_epochs_checkpoint(tmp_path):
+    test_steps, n_loss = [], []
+
+    class Counted(gym.Wrapper):
+        def step(self, a):
+            test_steps.append(1)
+            return self.env.step(a)
+
+    envs = iter([gym.make("Pendulum-v1"), Counted(gym.make("Pendulum-v1"))])  # training, test
+
+    def loss_nan_in_epoch_2(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+        n_loss.append(1)
+        loss = td3.critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin)
+        return loss * float("nan") if len(n_loss) > 150 else loss  # epoch 1 has 150 updates
+
+    out = tmp_path / "nan"
+    with pytest.raises(cli.UserError, match=r"epoch 2: LossQ became NaN or inf; stopped, the "
+                                            r"last good checkpoint in .* is kept"):
+        td3.td3(lambda: next(envs), critic_loss=loss_nan_in_epoch_2,
+                logger_kwargs=dict(output_dir=str(out), quiet=True), **{**SMALL, "epochs": 3})
+    assert len(test_steps) == 200  # epoch 1's test episode only: epoch 2 never tested NaN weights
+    assert len(read_progress(out / "progress.txt")[1]) == 1
+    ckpt = load_checkpoint(out / "ckpt.pt")
+    assert ckpt["epoch"] == 1 and all(torch.isfinite(v).all() for v in ckpt["ac"].values())
+
+
+# ---- temp files: only the ones a killed write leaves are cleaned up ----
+def test_resume_removes_only_the_checkpoint_writers_temp_files(tmp_path, one_epoch_run):
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, data in snapshot(one_epoch_run).items():
+        (run / name).write_bytes(data)
+    mine = ["notes.tmpl", "my.tmp", "ckpt.pt.tmpfile", "ideas.tmp.txt"]
+    for name in mine + ["ckpt.pt.tmp4242", "progress.txt.tmp17"]:
+        (run / name).write_text("x")
+    code, _, err = run_cli("--resume", run, "--epochs", 2)
+    assert code == 0, err
+    assert sorted(n for n in os.listdir(run) if "tmp" in n) == sorted(mine)
+
+
+# ---- Ctrl-C: the first asks for a clean stop, a second stops at once ----
+def test_second_ctrl_c_stops_at_once():
+    previous = signal.getsignal(signal.SIGINT)
+    ctrl_c = runs.CtrlC()
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert ctrl_c.requested
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        ctrl_c.close()
+    assert signal.getsignal(signal.SIGINT) is previous
