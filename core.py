@@ -7,7 +7,8 @@ This file holds what TD3 *is* apart from the training loop:
 * trick 1, clipped double-Q learning: ``clipped_double_q_target``;
 * trick 3, target policy smoothing: ``smoothed_target_action``;
 * the discounted return that followed each step (what the critic estimates): ``discounted_returns``;
-* the Polyak average of the target networks: ``polyak_update``.
+* the Polyak average of the target networks: ``polyak_update``;
+* exploration noise that keeps its direction for a while: ``pink_noise``.
 
 Trick 2, delayed policy updates, is a decision about *when* to update, so it lives in the
 loop's ``update`` in ``td3.py``.
@@ -20,6 +21,8 @@ keeps, not an ``assert``) so that mistake fails loudly instead.
 
 Nothing here touches an environment, the replay buffer or a file.
 """
+import functools
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -161,3 +164,25 @@ def polyak_update(params, targ_params, polyak):
     """
     for p, p_targ in zip(params, targ_params):
         p_targ.lerp_(p, 1.0 - polyak)
+
+
+@functools.lru_cache(maxsize=2)  # td3() asks for the same episode's sequence at every step
+def pink_noise(seed, steps, dims):
+    """``(steps, dims)`` pink noise drawn from ``seed``: zero mean and unit standard deviation
+    in each column, power falling as 1/frequency (Eberhard et al., ICLR 2023).
+
+    Gaussian noise drawn afresh at every step averages out within a few steps, so it barely
+    moves a policy that stands still or hovers; pink noise keeps its sign for longer, so its
+    excursions are coherent. td3() draws one sequence per episode from the episode's reset
+    seed, so a resumed run rebuilds it and the run's own random stream is not touched.
+    """
+    rng = np.random.default_rng([seed, 1])  # a stream of its own, not the env's from this seed
+    if steps < 2:
+        return rng.standard_normal((steps, dims))
+    freqs = np.fft.rfftfreq(steps)[1:]  # no frequency 0: no constant offset
+    coeffs = rng.standard_normal((freqs.size, dims)) + 1j * rng.standard_normal((freqs.size, dims))
+    x = np.fft.irfft(np.vstack([np.zeros((1, dims)), coeffs / np.sqrt(freqs)[:, None]]),
+                     n=steps, axis=0)  # amplitude 1/sqrt(f): power 1/f
+    x /= x.std(axis=0)
+    x.setflags(write=False)
+    return x

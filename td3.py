@@ -51,6 +51,8 @@ class Hyperparameters:
     update_after: int = setting(1000, COUNT, "no update before this many env steps")
     update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
     act_noise: float = setting(0.1, SCALE, "exploration noise std, in action half-ranges")
+    noise: str = setting("gaussian", cli.Rule("gaussian or pink", lambda v: v in ("gaussian", "pink")),
+                         "exploration noise: gaussian (new at each step) or pink (1/f, one per episode)")
     target_noise: float = setting(0.2, SCALE, "trick 3's noise std on the target action, "
                                               "in action half-ranges; 0 turns it off")
     noise_clip: float = setting(0.5, SCALE, "clip of trick 3's noise, in action half-ranges")
@@ -235,25 +237,21 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
     ac = actor_critic(env.observation_space, env.action_space, **config["ac_kwargs"]).to(device)
-    ac_targ = copy.deepcopy(ac)
-    for p in ac_targ.parameters():  # targets get no gradients: only Polyak averaging moves them
-        p.requires_grad_(False)
+    ac_targ = copy.deepcopy(ac).requires_grad_(False)  # only Polyak averaging moves the targets
     replay_buffer = ReplayBuffer(config["obs_dim"], act_dim, hp.replay_size, device=device, seed=hp.seed)
     update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, logger, critic_loss,
                                                      target_action, **asdict(hp))
 
-    def get_action(o, noise_scale):
-        a = ac.act(o) + noise_scale * act_scale * rng.standard_normal(act_dim)
-        return np.clip(a, act_low, act_high).astype(np.float32)
+    def get_action(o, noise_scale, eps=None):  # eps: this step's noise, N(0, 1) unless given
+        eps = rng.standard_normal(act_dim) if eps is None else eps
+        return np.clip(ac.act(o) + noise_scale * act_scale * eps, act_low, act_high).astype(np.float32)
 
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
     def test_agent():
-        """Deterministic episodes, plus the overestimation check of trick 1: the critic's
-        Q1(s, pi(s)) against the discounted return that actually followed s (computed with
-        the training reward, which is what the critic learns; a truncated episode's tail is
-        missing, so there the 'true' value is a little low)."""
+        """Deterministic episodes, and trick 1's overestimation check: Q1(s, pi(s)) against the
+        discounted training reward that followed s (a little low where the time limit cut it)."""
         for _ in range(hp.num_test_episodes):
             o, _ = test_env.reset(seed=int(rng.integers(2**31)))
             done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
@@ -277,11 +275,13 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     last_return = None
     with run:  # from here on, Ctrl-C writes a checkpoint and stops cleanly
         while loop.t < run.total_steps:
-            # Uniform random actions first, for broad early data; then the policy plus noise.
+            # Uniform random actions first, for broad early data; then the policy plus noise,
+            # new at each step, or the step's share of the episode's pink sequence.
             if loop.t < hp.start_steps:
                 a = rng.uniform(act_low, act_high).astype(np.float32)
             else:
-                a = get_action(o, hp.act_noise)
+                a = get_action(o, hp.act_noise, core.pink_noise(env.seed, hp.max_ep_len, act_dim)[
+                    ep_len] if hp.noise == "pink" else None)
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
             truncated = truncated or ep_len == hp.max_ep_len
@@ -339,8 +339,7 @@ def log_epoch(logger, loop, elapsed, title):
 
 
 # ------------------------------------------------------------------------------------------
-# The checks and per-env values td3() resolves before it trains. sweep.py runs the same
-# checks for every run of a grid before it starts any.
+# What td3() checks and fills in before it trains (sweep.py checks every run of a grid so).
 # ------------------------------------------------------------------------------------------
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """Check the env and the device and fill in the settings left to the env; returns the

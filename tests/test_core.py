@@ -101,3 +101,20 @@ def test_mlp_layers():
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     assert [(m.in_features, m.out_features) for m in linears] == [(3, 8), (8, 8), (8, 2)]
     assert isinstance(net[-1], torch.nn.Identity)
+
+
+def test_pink_noise_is_unit_scale_one_over_f_and_drawn_from_its_seed():
+    x = core.pink_noise(3, 1600, 4)
+    assert x.shape == (1600, 4) and not x.flags.writeable
+    assert np.allclose(x.std(axis=0), 1.0) and np.allclose(x.mean(axis=0), 0.0, atol=1e-9)
+    assert np.array_equal(x, core.pink_noise.__wrapped__(3, 1600, 4))  # the seed decides it
+    assert not np.allclose(x, core.pink_noise(4, 1600, 4))
+    assert np.abs(np.corrcoef(x.T)[np.triu_indices(4, 1)]).max() < 0.5  # dimensions independent
+    # Power against frequency over many sequences: a slope of -1 on log-log axes (white: 0).
+    seqs = np.concatenate([core.pink_noise.__wrapped__(s, 1024, 8) for s in range(8)], axis=1)
+    power = (np.abs(np.fft.rfft(seqs, axis=0)) ** 2).mean(axis=1)[1:]
+    freqs = np.fft.rfftfreq(1024)[1:]
+    slope = np.polyfit(np.log(freqs), np.log(power), 1)[0]
+    assert -1.15 < slope < -0.85, slope
+    # Consecutive steps keep their sign far more often than white noise's one in two.
+    assert (np.sign(x[1:]) == np.sign(x[:-1])).mean() > 0.7

@@ -22,7 +22,7 @@ from logger import read_progress
 BAD = dict(seed=-1, steps_per_epoch=0, epochs=0, replay_size=0, gamma=1.5, polyak=1.0,
            pi_lr=0.0, q_lr=-1e-3, batch_size=0, start_steps=-5, update_after=-1,
            update_every=0, act_noise=-0.1, target_noise=-0.2, noise_clip=-0.5,
-           policy_delay=0, twin="maybe", reward_floor="abc", num_test_episodes=0,
+           noise="white", policy_delay=0, twin="maybe", reward_floor="abc", num_test_episodes=0,
            max_ep_len=0, stop_return="nan", stop_epochs=0, save_freq=0, device="tpu")
 
 

@@ -197,3 +197,19 @@ def test_malformed_option_is_one_line(tmp_path):
     msg = one_line_error(*run_cli("--env", "Pendulum-v1", "--epochs", "abc", "--data_dir", tmp_path)[::2])
     assert "invalid int value: 'abc'" in msg
     assert not os.listdir(tmp_path)
+
+
+def test_pink_noise_changes_exploration_and_resumes_exactly(tmp_path, pendulum):
+    kw = {**SMALL, "steps_per_epoch": 150, "start_steps": 150, "noise": "pink"}
+    full, split = str(tmp_path / "full"), str(tmp_path / "split")
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=full, quiet=True), **{**kw, "epochs": 3})
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=split, quiet=True), **{**kw, "epochs": 1})
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=split, quiet=True), resume=True,
+            **{**kw, "epochs": 3})
+    assert rows_without_time(full) == rows_without_time(split)  # resumed mid-episode, exactly
+    gauss = str(tmp_path / "gauss")
+    td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=gauss, quiet=True), **{**kw, "epochs": 3,
+                                                                                   "noise": "gaussian"})
+    rows_p, rows_g = rows_without_time(full), rows_without_time(gauss)
+    assert rows_p[0] == rows_g[0]  # epoch 1 is random actions only...
+    assert rows_p[1] != rows_g[1]  # ...then the noise differs
