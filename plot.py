@@ -192,7 +192,7 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
     for i, name in enumerate(names):
         c, label, color = curves[name], (legend[i] if legend else name), palette[name]
         if count:  # each run in its group's colour; seeds told apart by line style and shade
-            shades = np.linspace(-0.35, 0.35, c["n"]) if c["n"] > 1 else [0.0]
+            shades = np.linspace(-0.1, 0.3, c["n"]) if c["n"] > 1 else [0.0]
             for j, r in enumerate(c["runs"]):
                 ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n),
                         color=_shade(color, shades[j]), linestyle=("-", "--", ":", "-.")[j % 4],
