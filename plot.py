@@ -8,14 +8,96 @@ Every ``progress.txt`` below the given directories is one run. Runs are grouped 
 group is drawn as the mean across its seeds with a +-1 std band, or one line per run with
 ``--count``. ``--value TestEpRet`` finds the column ``AverageTestEpRet``, as Spinning Up's
 plotter does. Uses only numpy and matplotlib, and writes a file when there is no screen.
+
+Colours: a group whose name says which of the project's variants it is (``td3-<env>`` for the
+default command, ``td3-<env>-<variant>`` for sweep.py's ablations and port mistakes) gets that
+variant's colour from ``VARIANT_COLORS`` in every figure, whatever else is drawn beside it;
+``--color GROUP=COLOR`` (a group name, a ``--legend`` name or a variant) overrides it.
 """
 import json
 import os
+import re
 
 import numpy as np
 
 import logger  # progress.txt's one parser; neither it nor runs.py imports torch
 from cli import ArgumentParser, UserError, run_main
+
+
+# One colour per variant, in every figure of the project (sweep.py's variant names).
+VARIANT_COLORS = {
+    "td3": "#1f77b4",                  # blue: all three tricks on
+    "no_twin": "#ff7f0e",              # orange: one critic
+    "no_delay": "#2ca02c",             # green
+    "no_smoothing": "#9467bd",         # purple
+    "ddpg": "#d62728",                 # red: all three off
+    "column_critics": "#8c564b",       # brown: (B, 1) critics, (B, B) targets
+    "authors_defaults": "#7f7f7f",     # grey: the TD3 authors' settings, no reward floor
+    "polyak_as_tau": "#bcbd22",        # olive: tau passed as --polyak
+    "q2_own_target": "#e377c2",        # pink
+    "shared_noise": "#17becf",         # cyan: one noise vector per batch
+    "truncation_as_death": "#8c6d31",  # ochre
+}
+_ABLATION_NAMES = {"no_twin-no_delay-no_smoothing": "ddpg"}  # td3.py's name for all three off
+
+
+def variant_of(name):
+    """The variant a group's name says it is, or None: ``td3-BipedalWalker-v3`` -> ``td3``,
+    ``td3-BipedalWalker-v3-no_twin-no_delay-no_smoothing`` -> ``ddpg``, ``no_twin`` -> itself."""
+    if name in VARIANT_COLORS:
+        return name
+    m = re.fullmatch(r"td3-.+?-v\d+(?:-(.+))?", name)
+    if not m:
+        return None
+    rest = m.group(1)
+    if rest is None:
+        return "td3"
+    rest = _ABLATION_NAMES.get(rest, rest)
+    return rest if rest in VARIANT_COLORS else None
+
+
+def group_colors(names, legend=None, colors=None):
+    """``{group name: colour}``. ``colors`` maps a group name, its legend name or its variant
+    to a colour and wins; then the variant's colour of VARIANT_COLORS; any other group gets
+    the first colour of matplotlib's cycle that no group of this figure has."""
+    from matplotlib.colors import to_hex
+    colors, out = colors or {}, {}
+    labels = dict(zip(names, legend)) if legend else {}
+    for name in names:
+        variant = variant_of(name)
+        for key in (name, labels.get(name), variant):
+            if key is not None and key in colors:
+                out[name] = colors[key]
+                break
+        else:
+            if variant is not None:
+                out[name] = VARIANT_COLORS[variant]
+    taken = {to_hex(c) for c in out.values()}
+    free = [c for c in (f"C{k}" for k in range(10)) if to_hex(c) not in taken] or ["C0"]
+    rest = [name for name in names if name not in out]
+    out.update({name: free[i % len(free)] for i, name in enumerate(rest)})
+    return {name: out[name] for name in names}
+
+
+def parse_colors(items):
+    """``["GROUP=COLOR", ...]`` (``--color``) to a dict; a bad item is one UserError line."""
+    from matplotlib.colors import is_color_like
+    out = {}
+    for item in items or ():
+        group, eq, color = item.partition("=")
+        if not eq or not group.strip() or not color.strip():
+            raise UserError(f"--color wants GROUP=COLOR (e.g. no_twin=orange), got {item!r}")
+        if not is_color_like(color.strip()):
+            raise UserError(f"--color {item}: {color.strip()!r} is not a matplotlib colour")
+        out[group.strip()] = color.strip()
+    return out
+
+
+def _shade(color, f):
+    """``color`` mixed towards black (f < 0) or white (f > 0) by |f|."""
+    from matplotlib.colors import to_rgb
+    rgb = np.array(to_rgb(color))
+    return tuple(rgb * (1 + f) if f < 0 else rgb + (1 - rgb) * f)
 
 
 def read_table(path):
@@ -96,21 +178,25 @@ def group_curves(runs, value, xaxis, smooth_n=1):
 
 
 def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=1,
-               count=False, legend=None, hline=None, legend_out=False):
-    """Draw one panel on a matplotlib ``ax``; returns the resolved column name."""
+               count=False, legend=None, hline=None, legend_out=False, colors=None):
+    """Draw one panel on a matplotlib ``ax``; returns the resolved column name.
+
+    ``colors`` maps a group name, a legend name or a variant to a colour (see
+    ``group_colors``); a group of the project's variants gets its own colour without it."""
     value, xaxis = resolve_column(runs, value), resolve_column(runs, xaxis)
     curves = group_curves(runs, value, xaxis, smooth_n)
     names = list(curves)
     if legend and len(legend) != len(names):
         raise UserError(f"--legend got {len(legend)} names for {len(names)} groups: {names}")
-    k = 0  # with --count every run gets its own colour
+    palette = group_colors(names, legend, colors)
     for i, name in enumerate(names):
-        c, label, color = curves[name], (legend[i] if legend else name), f"C{i}"
-        if count:
-            for r in c["runs"]:
-                ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n), color=f"C{k}",
-                        alpha=0.85, label=f"{label}: {os.path.basename(r['path'])}")
-                k += 1
+        c, label, color = curves[name], (legend[i] if legend else name), palette[name]
+        if count:  # each run in its group's colour; seeds told apart by line style and shade
+            shades = np.linspace(-0.1, 0.3, c["n"]) if c["n"] > 1 else [0.0]
+            for j, r in enumerate(c["runs"]):
+                ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n),
+                        color=_shade(color, shades[j]), linestyle=("-", "--", ":", "-.")[j % 4],
+                        label=f"{label}: {os.path.basename(r['path'])}")
         else:
             # Solid where every run has data; dotted where some had stopped (fewer seeds).
             full = c["have"] == c["n"]
@@ -137,13 +223,19 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
 
 def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=1,
                count=False, legend=None, select=None, exclude=None, hline=None, title=None,
-               out=None, xmax=None, ylim=None, legend_out=False):
+               out=None, xmax=None, ylim=None, legend_out=False, colors=None):
     """The whole CLI as a function: one panel per value; saves to ``out`` if given."""
     import matplotlib
     if out or not os.environ.get("DISPLAY"):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     runs = get_datasets(dirs, select, exclude)
+    names = list(dict.fromkeys(r["exp_name"] for r in runs))
+    known = {*names, *(legend or ()), *filter(None, map(variant_of, names))}
+    unknown = [k for k in (colors or {}) if k not in known]
+    if unknown:
+        raise UserError(f"--color {unknown[0]}: no such group, legend name or variant here; "
+                        f"the groups are: {', '.join(names)}")
     if xmax is not None:  # e.g. compare runs of different lengths on their common part
         x = resolve_column(runs, xaxis)
         for r in runs:
@@ -154,7 +246,7 @@ def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=
     for ax, value in zip(axes[0], values):
         col = plot_value(ax, runs, value, xaxis, smooth_n, count, legend,
                          hline if value in ("TestEpRet", "EpRet", "AverageTestEpRet") else None,
-                         legend_out)
+                         legend_out, colors)
         if ylim:
             ax.set_ylim(*ylim)
         ax.set_title(title or col)
@@ -185,13 +277,16 @@ def main(argv=None):
     p.add_argument("--xmax", type=float, help="only rows with x at most this")
     p.add_argument("--ylim", type=float, nargs=2, metavar=("LOW", "HIGH"), help="y range")
     p.add_argument("--legend_out", action="store_true", help="legend beside the panel")
+    p.add_argument("--color", action="append", metavar="GROUP=COLOR",
+                   help="a group's colour (GROUP: its exp_name, --legend name or variant, e.g. "
+                        "no_twin=orange); repeat for more. The project's variants have their own")
     p.add_argument("--out", "-o", help="write the figure to this file instead of a window")
     args = p.parse_args(argv)
     if args.smooth < 1:
         raise UserError(f"--smooth must be a positive integer, got {args.smooth}")
     make_plots(args.dirs, args.value, args.xaxis, args.smooth, args.count, args.legend,
                args.select, args.exclude, args.hline, args.title, args.out, args.xmax,
-               args.ylim, args.legend_out)
+               args.ylim, args.legend_out, parse_colors(args.color))
     if args.out:
         print(f"wrote {args.out}")
 

@@ -15,6 +15,20 @@ seeds run longer count only on the common part: results/ablations (each trick sw
 at 200,000 env steps, results/porting (one porting mistake per run, plus the TD3 reference
 from results/ablations and the authors' settings at seed 0 from results/defaults) at 150,000,
 results/defaults (the TD3 authors' settings) at 200,000.
+
+    python benchmarks/check_results.py --screen [--baseline DIR] [--seeds 10-19] [CANDIDATE_DIR ...]
+
+The screen of new defaults (docs/defaults.md#screening-new-defaults) instead: per env
+(BipedalWalker-v3 by 150,000 env steps, LunarLanderContinuous-v3 by 300,000; thresholds from
+gymnasium's reward_threshold, 300 and 200) and per configuration (a directory of runs: the
+baseline results/<env>/, each candidate results/screen/<candidate>/), each seed's first env step
+at the threshold, the step at which the default early stop (3 epochs in a row at the threshold)
+would have fired, the later epochs at the threshold, the final return and, on
+LunarLanderContinuous-v3, the mean TestEpLen of the last 10 epochs (a lander that hovers shows
+about 1000). A seed counts once its run reached the step limit or was ended by its own early
+stop; before that it is listed as unfinished and left out of every count. Then, per
+configuration and group of seeds, the counts and medians, and per candidate the docs' decision
+rule applied to it and to the baseline on the same seeds.
 """
 import argparse
 import json
@@ -114,7 +128,321 @@ def main(results=os.path.join(ROOT, "results")):
         report(runs, 300.0, xmax)
 
 
+# ------------------------------------------------------------------------------------------
+# The screen of new defaults (docs/defaults.md#screening-new-defaults): --screen
+# ------------------------------------------------------------------------------------------
+STEP_LIMITS = {"BipedalWalker-v3": 150_000, "LunarLanderContinuous-v3": 300_000}
+# The screen's seeds per stage; seeds below 10 are kept for independent checks.
+STAGES = {"BipedalWalker-v3": [range(10, 15), range(10, 20)],
+          "LunarLanderContinuous-v3": [range(10, 13)]}
+SCREEN_SEEDS_FROM = 10
+STOP_EPOCHS = 3  # the default early stop: this many epochs in a row at the threshold
+EP_LEN_EPOCHS = 10  # TestEpLen is averaged over this many last epochs (LunarLander: hovering)
+# config.json keys that differ between runs of one configuration; not a difference of settings
+NOT_SETTINGS = {"seed", "exp_name", "logger_kwargs", "git", "cpu", "versions", "torch_threads",
+                "resume"}
+
+
+def threshold(env_id):
+    """The env's reward_threshold from its gymnasium spec (no env is made), else THRESHOLDS."""
+    import gymnasium
+    thr = gymnasium.spec(env_id).reward_threshold
+    return float(thr) if thr is not None else THRESHOLDS[env_id]
+
+
+def first_run_of(ok, n):
+    """Index of the row that ends the first n entries in a row where ok is True, or None."""
+    streak = 0
+    for i, v in enumerate(ok):
+        streak = streak + 1 if v else 0
+        if streak == n:
+            return i
+    return None
+
+
+def screen_measure(data, cfg, thr, limit):
+    """One seed's screen numbers, from its rows up to the step limit (see the docstring)."""
+    x_all, ret_all = data["TotalEnvInteracts"], data["AverageTestEpRet"]
+    keep = x_all <= limit
+    x, ret = x_all[keep], ret_all[keep]
+    ok = ret >= thr
+    hit = np.flatnonzero(ok)
+    stop = first_run_of(ok, STOP_EPOCHS)
+    after = ok[hit[0] + 1:] if len(hit) else ok[:0]
+    end = int(x_all[-1]) if len(x_all) else 0
+    # A run whose own early stop (config.json's stop_return) ended it before the limit is done.
+    own_stop, own_epochs = cfg.get("stop_return"), cfg.get("stop_epochs", STOP_EPOCHS)
+    stopped = (own_stop is not None and end < limit
+               and first_run_of(ret_all[-own_epochs:] >= own_stop, own_epochs) is not None)
+    status = ("finished" if end >= limit else "ended by its own early stop" if stopped
+              else "unfinished")
+    ep_len = data.get("TestEpLen")
+    return dict(seed=cfg["seed"], rows=len(x_all), rows_in=len(x), end=end,
+                planned=cfg.get("epochs", 0) * cfg.get("steps_per_epoch", 0),
+                status=status, counted=status != "unfinished",
+                first=int(x[hit[0]]) if len(hit) else None,
+                stop=int(x[stop]) if stop is not None else None,
+                after=len(after), held=int(after.sum()), final=float(ret[-1]) if len(ret) else None,
+                ep_len=float(ep_len[keep][-EP_LEN_EPOCHS:].mean()) if ep_len is not None and len(x)
+                else None)
+
+
+def steps(v, limit):
+    return f"{v:,.0f}" if v is not None and v != float("inf") else f"later than {limit:,}"
+
+
+def screen_seed_line(m, thr, limit, env_id):
+    if m["counted"]:
+        where = (f"{m['rows']} rows to {m['end']:,}, {m['status']}"
+                 + (f" (its first {m['rows_in']} count)" if m["rows_in"] < m["rows"] else "")
+                 + ";")
+    else:
+        where = (f"{m['rows']} rows to {m['end']:,} of {limit:,}, unfinished, not counted"
+                 + (f" (planned to {m['planned']:,} only)" if m["planned"] < limit else "")
+                 + "; so far:")
+    by = f" by {min(m['end'], limit):,}"
+    first = (f"first >= {thr:g} at {m['first']:,}" if m["first"] is not None
+             else f"not at {thr:g}{by}")
+    stop = (f"{STOP_EPOCHS} in a row (the default early stop) at {m['stop']:,}"
+            if m["stop"] is not None else f"never {STOP_EPOCHS} in a row{by}")
+    held = (f"; after the first, {m['held']} of {m['after']} epochs >= {thr:g}"
+            if m["first"] is not None else "")
+    final = (f"; {'final' if m['counted'] else 'latest'} (at {min(m['end'], limit):,}) "
+             f"{m['final']:.1f}" if m["final"] is not None else "")
+    ep_len = (f"; TestEpLen, last {min(m['rows_in'], EP_LEN_EPOCHS)} epochs: {m['ep_len']:.0f}"
+              if env_id == "LunarLanderContinuous-v3" and m["ep_len"] is not None else "")
+    return f"    seed {m['seed']}{m['note']}: {where} {first}; {stop}{held}{final}{ep_len}"
+
+
+def tally(ms):
+    """The counts and medians of counted seeds; unreached seeds count as later than the limit."""
+    inf = float("inf")
+    reached = [m for m in ms if m["first"] is not None]
+    after = sum(m["after"] for m in reached)
+    lost = sum(m["after"] - m["held"] for m in reached)
+    return dict(n=len(ms), reached=len(reached),
+                median_first=statistics.median([m["first"] if m["first"] is not None else inf
+                                                for m in ms]) if ms else inf,
+                stopped=sum(m["stop"] is not None for m in ms),
+                median_stop=statistics.median([m["stop"] if m["stop"] is not None else inf
+                                               for m in ms]) if ms else inf,
+                after=after, lost=lost, lost_share=lost / after if after else 0.0,
+                finals=[m["final"] for m in ms], ep_lens=[m["ep_len"] for m in ms])
+
+
+def seed_list(seeds):
+    """[10, 11, 12, 14] -> '10-12, 14'."""
+    seeds, parts = sorted(seeds), []
+    for s in seeds:
+        if parts and s == parts[-1][1] + 1:
+            parts[-1][1] = s
+        else:
+            parts.append([s, s])
+    return ", ".join(f"{a}-{b}" if b > a + 1 else f"{a}, {b}" if b > a else f"{a}"
+                     for a, b in parts)
+
+
+def summary(label, ms, thr, limit, env_id):
+    counted = [m for m in ms if m["counted"]]
+    if not counted:
+        return (f"    => {label} ({seed_list(m['seed'] for m in ms)}): none counted yet, "
+                f"{len(ms)} unfinished")
+    t = tally(counted)
+    firsts = ", ".join(steps(m["first"], limit).replace("later than", "not by") for m in counted)
+    text = (f"    => {label} ({seed_list(m['seed'] for m in ms)}): {t['n']} counted, "
+            f"{len(ms) - t['n']} unfinished; {t['reached']} of {t['n']} at {thr:g} by {limit:,} "
+            f"(first: {firsts or '-'}; median {steps(t['median_first'], limit)}, unreached seeds "
+            f"counted as later than {limit:,}); the default early stop would fire on "
+            f"{t['stopped']} of {t['n']} (median {steps(t['median_stop'], limit)}); after the "
+            f"first, {t['lost']} of {t['after']} epochs below {thr:g} "
+            f"({100 * t['lost_share']:.0f}%)")
+    text += (f"; final median {statistics.median(t['finals']):.1f}, mean "
+             f"{np.mean(t['finals']):.1f} ± {np.std(t['finals']):.1f}")
+    if env_id == "LunarLanderContinuous-v3":
+        text += (f"; TestEpLen, last {EP_LEN_EPOCHS} epochs: "
+                 + ", ".join(f"{v:.0f}" for v in t["ep_lens"]))
+    return text
+
+
+def beats(cand, base):
+    """The screen's decision rule (docs/defaults.md), on tallies of the same seeds."""
+    if cand["reached"] != base["reached"]:
+        return cand["reached"] > base["reached"], (
+            f"{'more' if cand['reached'] > base['reached'] else 'fewer'} seeds at the threshold")
+    if not cand["median_first"] < base["median_first"]:
+        return False, "as many seeds at the threshold, median first step not earlier"
+    if cand["lost_share"] > base["lost_share"]:
+        return False, ("as many seeds, earlier median first step, but a larger share of "
+                       "epochs below the threshold after it")
+    return True, ("as many seeds, earlier median first step, no larger share of epochs below "
+                  "the threshold after it")
+
+
+def gate(env_id, cand, base):
+    """What makes a default (docs/defaults.md): per env, on that env's last stage's seeds."""
+    if env_id == "BipedalWalker-v3":
+        return (cand["reached"] >= base["reached"] and cand["median_first"] <= base["median_first"],
+                "at least as many seeds at the threshold and a median first step no later")
+    return cand["reached"] > base["reached"], "more seeds at the threshold"
+
+
+def compare(env_id, cand_ms, base_ms, thr, limit):
+    """The decision rule per stage of the env, and the default gate at its last stage."""
+    cand, base = ({m["seed"]: m for m in ms} for ms in (cand_ms, base_ms))
+    stages, lines = STAGES[env_id], []
+    for k, stage in enumerate(stages):
+        new = set(stage) - (set(stages[k - 1]) if k else set())
+        if k and not new & set(cand):
+            break
+        both = [s for s in stage if s in cand and s in base and cand[s]["counted"]
+                and base[s]["counted"]]
+        c_n, b_n = (sum(s in d and d[s]["counted"] for s in stage) for d in (cand, base))
+        tc, tb = tally([cand[s] for s in both]), tally([base[s] for s in both])
+        ok, why = beats(tc, tb)
+        done = len(both) == len(stage)
+        numbers = (f"{tc['reached']} vs {tb['reached']} of {len(both)} at {thr:g} by {limit:,}; "
+                   f"median first {steps(tc['median_first'], limit)} vs "
+                   f"{steps(tb['median_first'], limit)}; after it below {thr:g}: "
+                   f"{tc['lost']} of {tc['after']} ({100 * tc['lost_share']:.0f}%) vs {tb['lost']} "
+                   f"of {tb['after']} ({100 * tb['lost_share']:.0f}%)")
+        head = f"    vs the baseline, stage {k + 1} (seeds {seed_list(stage)}): "
+        if not both:
+            lines.append(head + f"undecided: no seed counted in both yet (candidate {c_n}, "
+                         f"baseline {b_n} of {len(stage)})")
+            continue
+        verdict = ("BEATS the baseline" if ok else "does not beat the baseline") + f" ({why})"
+        lines.append(head + numbers + (" -> " + verdict if done else
+                     f" -> undecided: candidate {c_n}, baseline {b_n} of {len(stage)} seeds "
+                     f"counted (so far: {verdict})"))
+        if k == len(stages) - 1:
+            ok, why = gate(env_id, tc, tb)
+            lines.append(f"    default gate (seeds {seed_list(stage)}, {why}): "
+                         + (("passes" if ok else "fails") if done else
+                            f"undecided ({len(both)} of {len(stage)} seeds counted in both)"))
+    return lines
+
+
+def config_runs(top, env_id, seeds):
+    """The runs of one env under a configuration directory: [(cfg, measure)] by seed."""
+    thr, limit, found = threshold(env_id), STEP_LIMITS[env_id], []
+    for run in runs_under(top):
+        data, cfg = load(run)
+        if cfg.get("env_id") == env_id and (seeds is None or cfg["seed"] in seeds):
+            found.append((cfg, dict(screen_measure(data, cfg, thr, limit), path=run, note="")))
+    return sorted(found, key=lambda f: f[1]["seed"])
+
+
+def one_per_seed(runs):
+    """A configuration holds one run per seed; of two, the one with more rows is used."""
+    by_seed = {}
+    for cfg, m in runs:
+        other = by_seed.get(m["seed"])
+        if other is None:
+            by_seed[m["seed"]] = (cfg, m)
+            continue
+        keep, drop = ((cfg, m), other) if m["rows"] > other[1]["rows"] else (other, (cfg, m))
+        keep[1]["note"] += (f" (a second run, {label_of(drop[1]['path'])}, {drop[1]['rows']} "
+                            f"rows, not used)")
+        by_seed[m["seed"]] = keep
+    return [by_seed[s] for s in sorted(by_seed)]
+
+
+def differences(cfg, base_cfgs):
+    """What a candidate's config.json sets otherwise than the baseline's (same seed if any)."""
+    ref = next((c for c in base_cfgs if c["seed"] == cfg["seed"]), base_cfgs[-1])
+    keys = sorted((set(cfg) | set(ref)) - NOT_SETTINGS)
+    diff = [f"{k} {cfg.get(k)!r} (baseline {ref.get(k)!r})" for k in keys
+            if cfg.get(k) != ref.get(k)]
+    return ", ".join(diff) or "nothing besides the seed, the names and the machine"
+
+
+def seed_set(text):
+    """'0-2,10-19' -> {0, 1, 2, 10, ..., 19} (the --seeds option)."""
+    seeds = set()
+    for part in text.split(","):
+        a, _, b = part.strip().partition("-")
+        if not a.isdigit() or (b and not b.isdigit()):
+            raise argparse.ArgumentTypeError(f"{text!r}: seeds are like 10-14 or 0-2,10-19")
+        seeds.update(range(int(a), int(b or a) + 1))
+    return seeds
+
+
+def label_of(path):
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
+def screen(baselines, candidates, seeds=None):
+    """Print the screen: per env, the baseline and each candidate, then the rule's verdicts."""
+    print("Screen of new defaults: each run cut to its env's step limit; a seed counts once it "
+          "reached the limit or its own early stop ended it (docs/defaults.md).")
+    for env_id, limit in STEP_LIMITS.items():
+        thr = threshold(env_id)
+        base = one_per_seed([r for top in baselines for r in config_runs(top, env_id, seeds)])
+        cands = [(top, one_per_seed(config_runs(top, env_id, seeds))) for top in candidates]
+        if not base and not any(runs for _, runs in cands):
+            continue
+        print(f"{env_id}: threshold {thr:g} (gymnasium reward_threshold) by {limit:,} env steps")
+        base_screen = [m for _, m in base if m["seed"] >= SCREEN_SEEDS_FROM]
+        for kind, label, runs in ([("baseline", ", ".join(map(label_of, baselines)), base)]
+                                  + [("candidate", label_of(top), runs) for top, runs in cands]):
+            if not runs:
+                continue
+            names = sorted({cfg.get("exp_name", "?") for cfg, _ in runs})
+            print(f"  {kind} {label} ({', '.join(names)})")
+            if kind == "candidate" and base:
+                base_cfgs = ([c for c, _ in base if c["seed"] >= SCREEN_SEEDS_FROM]
+                             or [c for c, _ in base])
+                print(f"    config.json differs from the baseline's in: "
+                      f"{differences(runs[0][0], base_cfgs)}")
+            ms = [m for _, m in runs]
+            for m in ms:
+                print(screen_seed_line(m, thr, limit, env_id))
+            low = [m for m in ms if m["seed"] < SCREEN_SEEDS_FROM]
+            high = [m for m in ms if m["seed"] >= SCREEN_SEEDS_FROM]
+            groups = [("all seeds", ms)] + ([("seeds below 10", low), ("seeds 10 and up", high)]
+                                            if low and high else [])
+            for name, group in groups:
+                print(summary(name, group, thr, limit, env_id))
+            if kind == "candidate":
+                if not base_screen:
+                    print(f"    vs the baseline: no baseline run of seed {SCREEN_SEEDS_FROM} "
+                          "or above")
+                    continue
+                for line in compare(env_id, high, base_screen, thr, limit):
+                    print(line)
+
+
 if __name__ == "__main__":
-    argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                            epilog="Prints a report; it takes no options.").parse_args()
-    main()
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Without --screen it prints the report of every committed result described above "
+               "and takes no other option.\n\n" + __doc__.split("\n\n", 1)[1])
+    p.add_argument("--screen", action="store_true", help="print the screen of new defaults "
+                   "instead of the full report")
+    p.add_argument("candidates", nargs="*", metavar="CANDIDATE_DIR",
+                   help="with --screen: candidate configurations, one directory each "
+                        "(default: every directory in results/screen/)")
+    p.add_argument("--baseline", action="append", metavar="DIR",
+                   help="with --screen: a directory of the baseline's runs, once per directory "
+                        "(default: results/<env>/ of each screened env)")
+    p.add_argument("--seeds", type=seed_set, metavar="S",
+                   help="with --screen: only these seeds, e.g. 10-14 or 0-2,10-19 (default: "
+                        "every seed found)")
+    args = p.parse_args()
+    if not args.screen:
+        if args.candidates or args.baseline or args.seeds:
+            p.error("CANDIDATE_DIR, --baseline and --seeds go with --screen")
+        main()
+        sys.exit()
+    for d in args.candidates + (args.baseline or []):
+        if not os.path.isdir(d):
+            p.error(f"{d} is not a directory")
+    results = os.path.join(ROOT, "results")
+    baselines = args.baseline or [d for d in (os.path.join(results, e) for e in STEP_LIMITS)
+                                  if os.path.isdir(d)]
+    top = os.path.join(results, "screen")
+    candidates = args.candidates or (sorted(os.path.join(top, d) for d in os.listdir(top)
+                                            if os.path.isdir(os.path.join(top, d)))
+                                     if os.path.isdir(top) else [])
+    screen(baselines, candidates, args.seeds)

@@ -1,0 +1,326 @@
+"""Why does my TD3 not learn? A run's own progress.txt against the committed healthy runs.
+
+    python diagnose.py data/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s0
+    python diagnose.py my_port/progress.txt --env BipedalWalker-v3 --plot why.png
+    python diagnose.py my_run --reference runs_that_learned/   # an env with no committed runs
+
+The rule, per column at the run's own env steps: the healthy spread runs from the lowest to
+the highest value any healthy run took within POOL epochs, widened on each side by WIDEN of the
+healthy runs' standard deviations around their mean (pooled over all their steps; LossQ and
+StdQ1Vals as log10, AverageQ1Vals and LossPi as sign(v) log10(1 + |v|), whose spread grows with
+their size). A column has left it when it stays beyond one side for IN_A_ROW epochs, known at
+the last of them. Healthy runs: the committed runs named td3-<env>, or --reference; each against
+the others gives the false-alarm rate shown beside every finding. The env's other committed
+runs (porting mistakes, ablations) get the same rule, to say which did the same. See
+docs/diagnose.md for what it measured and what it cannot see.
+"""
+import json
+import os
+
+import numpy as np
+
+import logger  # progress.txt's one parser
+from cli import ArgumentParser, UserError, run_main
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+POOL, WIDEN, IN_A_ROW = 2, 4.0, 3  # their false alarms: benchmarks/check_diagnose.py
+MIN_REFS = 2  # healthy runs with data at a step, for the step to be compared
+COLUMNS = ["AverageTestEpRet", "TestEpLen", "AverageEpRet", "EpLen", "AverageQ1Vals",
+           "StdQ1Vals", "Q2 - Q1", "LossQ", "LossPi", "TestQBias"]
+LOG, SYMLOG = ("LossQ", "StdQ1Vals"), ("AverageQ1Vals", "LossPi")
+# The committed variants (exp_name td3-<env>-KEY): what each is, and notebook 4's check for it.
+VARIANTS = {
+    "q2_own_target": ("Q2 regressing onto its own target", "both critics regress onto one target"),
+    "column_critics": ("the (B, B) broadcast of (B, 1) critics", "every target tensor is (B,)"),
+    "shared_noise": ("one smoothing-noise vector per batch", "the target noise is (B, act_dim)"),
+    "truncation_as_death": ("truncation stored as death", "done is terminated, never truncated"),
+    "polyak_as_tau": ("tau passed as --polyak", "polyak is 1 - tau"),
+    "authors_defaults": ("the TD3 authors' settings without the reward floor",
+                         "the discount, learning rates and reward floor"),
+    "no_twin": ("one critic (trick 1 off)", "two critics, the target from their minimum"),
+    "no_delay": ("no policy delay (trick 2 off)", "actor and targets move once per policy_delay"),
+    "no_smoothing": ("no target smoothing (trick 3 off)", "the target action gets clipped noise"),
+    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "all three tricks are on"),
+}
+
+
+def load_run(path):
+    """A run directory or its progress.txt: the COLUMNS it has (Spinning Up's names too) and
+    TotalEnvInteracts, the ones it lacks, and config.json's env, exp_name and max_ep_len."""
+    f = os.path.join(path, "progress.txt") if os.path.isdir(path) else path
+    if not os.path.isfile(f):
+        raise UserError(f"{path} does not exist" if not os.path.exists(path)
+                        else f"no progress.txt in {path}")
+    try:
+        raw = logger.read_table(f)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    data = {k: raw.get(k, raw.get(k.replace("Average", ""))) for k in
+            ["TotalEnvInteracts", "AverageQ2Vals"] + COLUMNS}
+    if data["AverageQ1Vals"] is not None and data["AverageQ2Vals"] is not None:
+        data["Q2 - Q1"] = data["AverageQ2Vals"] - data["AverageQ1Vals"]
+    data = {k: v for k, v in data.items() if v is not None and k != "AverageQ2Vals"}
+    if "TotalEnvInteracts" not in data or len(data) == 1:
+        raise UserError(f"{f} has no TotalEnvInteracts column or none of {', '.join(COLUMNS)}")
+    if not len(data["TotalEnvInteracts"]):
+        raise UserError(f"{f} has no rows")
+    try:
+        with open(os.path.join(os.path.dirname(f), "config.json")) as fh:
+            cfg = json.load(fh)
+    except (OSError, ValueError):
+        cfg = {}
+    return dict(path=os.path.dirname(f) or ".", data=data, env=cfg.get("env_id"),
+                exp_name=cfg.get("exp_name"), max_ep_len=cfg.get("max_ep_len"),
+                missing=[c for c in COLUMNS if c not in data])
+
+
+def same_run(a, b):
+    """The same training run (committed twice, one copy stopped early): equal first rows."""
+    n = min(len(a["data"]["TotalEnvInteracts"]), len(b["data"]["TotalEnvInteracts"]), 3)
+    return all(np.array_equal(a["data"][c][:n], b["data"][c][:n], equal_nan=True)
+               for c in a["data"] if c in b["data"])
+
+
+def runs_under(dirs, env=None):
+    """Every run below ``dirs`` (of ``env`` if given), each training run once: its longest copy."""
+    for d in dirs:
+        if not os.path.isdir(d):
+            raise UserError(f"{d} is not a directory")
+    runs = sorted((load_run(root) for top in dirs for root, _, files in sorted(os.walk(top))
+                   if "progress.txt" in files), key=lambda r: -len(r["data"]["TotalEnvInteracts"]))
+    out = []
+    for r in runs:
+        if (env is None or r["env"] == env) and not any(same_run(r, o) for o in out):
+            out.append(r)
+    return sorted(out, key=lambda r: r["path"])
+
+
+def variant(run, env):
+    """'TD3' for a run named td3-<env>, KEY for td3-<env>-KEY, else the run's name."""
+    name = run["exp_name"] or os.path.basename(run["path"])
+    return "TD3" if name == f"td3-{env}" else name.replace(f"td3-{env}-", "")
+
+
+def committed(env, results=RESULTS):
+    """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations)."""
+    runs = runs_under([results], env)
+    return ([r for r in runs if variant(r, env) == "TD3"],
+            [r for r in runs if variant(r, env) != "TD3"])
+
+
+# ------------------------------------------------------------------------------------------
+# The rule (notebook 4 and benchmarks/check_diagnose.py import it from here)
+# ------------------------------------------------------------------------------------------
+def _scale(col, v):
+    if col in SYMLOG:
+        return np.sign(v) * np.log10(1 + np.abs(v))
+    return np.log10(np.maximum(v, 1e-12)) if col in LOG else v
+
+
+def _num(v):
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def spread(x, refs, col):
+    """At each env step of ``x``: the lowest and highest healthy value within POOL epochs, how
+    many healthy runs have data there, and the widening (in the column's scale)."""
+    refs = [r for r in refs if col in r["data"]]
+    lo, hi, n = np.full(len(x), np.inf), np.full(len(x), -np.inf), np.zeros(len(x), int)
+    for r in refs:
+        xr, v = r["data"]["TotalEnvInteracts"], r["data"][col]
+        w = np.median(np.diff(xr)) if len(xr) > 1 else xr[0]
+        near = (np.abs(xr[None, :] - x[:, None]) <= POOL * w) & (x <= xr[-1] + w / 2)[:, None]
+        lo = np.minimum(lo, np.where(near, v, np.inf).min(1))
+        hi = np.maximum(hi, np.where(near, v, -np.inf).max(1))
+        n += near.any(1)
+    grid = np.unique(np.concatenate([r["data"]["TotalEnvInteracts"] for r in refs] or [[0]]))
+    vals = np.array([np.where(grid <= r["data"]["TotalEnvInteracts"][-1], np.interp(
+        grid, r["data"]["TotalEnvInteracts"], _scale(col, r["data"][col])), np.nan) for r in refs])
+    both = (~np.isnan(vals)).sum(0) >= 2 if refs else np.zeros(1, bool)
+    sd = np.sqrt(np.nanmean(np.nanvar(vals[:, both], axis=0, ddof=1))) if both.any() else 0.0
+    return lo, hi, n, WIDEN * sd
+
+
+def findings(run, refs):
+    """The columns of ``run`` that left the healthy spread, earliest known first: dicts with
+    col, side ('above'/'below'), start and known (env steps), size and share (words)."""
+    x, out = run["data"]["TotalEnvInteracts"], []
+    for col in [c for c in COLUMNS if c in run["data"]]:
+        lo, hi, n, widen = spread(x, refs, col)
+        raw, ok = run["data"][col], n >= MIN_REFS
+        v = _scale(col, raw)
+        with np.errstate(invalid="ignore"):
+            sides = (("above", ok & (v > _scale(col, hi) + widen), hi),
+                     ("below", ok & (v < _scale(col, lo) - widen), lo))
+        for side, beyond, edge in sides:
+            row = np.convolve(beyond, np.ones(IN_A_ROW), "valid") == IN_A_ROW
+            if not row.any():
+                continue
+            i = int(np.argmax(row))
+            j, r, e = i + IN_A_ROW, raw[i:i + IN_A_ROW], edge[i:i + IN_A_ROW]
+            size = (f"{_num(np.median(np.maximum(r / e, e / r)))}x " if col in LOG else
+                    f"{_num(np.median(np.abs(r - e)))} ") + ("higher than the highest" if side ==
+                                                            "above" else "lower than the lowest")
+            size += f" (healthy {_num(lo[i])} to {_num(hi[i])} at {int(x[i]):,})"
+            later = beyond[i:][ok[i:]]
+            out.append(dict(col=col, side=side, start=int(x[i]), known=int(x[j - 1]), size=size,
+                            share=f"outside in {later.sum()} of {len(later)} epochs"))
+    return sorted(out, key=lambda f: (f["known"], COLUMNS.index(f["col"])))
+
+
+def false_alarms(refs):
+    """Each healthy run against the others: ({column: runs it fired on}, runs that fired in
+    any column, runs)."""
+    fired = [{f["col"] for f in findings(r, refs[:i] + refs[i + 1:])}
+             for i, r in enumerate(refs)]
+    return {c: sum(c in f for f in fired) for c in COLUMNS}, sum(map(bool, fired)), len(refs)
+
+
+def pattern(run, refs, fs):
+    """(name, words) for the test episodes from the step the test return left the spread
+    below: most of them 'falls at once' (under a tenth of the time limit), 'stands to the time
+    limit' (95% of it or more) or 'hovers' (in between). (None, '') if it did not leave."""
+    ret = [f for f in fs if f["col"] == "AverageTestEpRet" and f["side"] == "below"]
+    if not ret or "TestEpLen" not in run["data"]:
+        return None, ""
+    d, last = run["data"], max(r["data"]["TotalEnvInteracts"][-1] for r in refs)
+    keep = (d["TotalEnvInteracts"] >= ret[0]["start"]) & (d["TotalEnvInteracts"] <= last)
+    ln, ret_ = d["TestEpLen"][keep], f"{np.median(d['AverageTestEpRet'][keep]):.1f}"
+    lens = np.concatenate([r["data"].get("TestEpLen", []) for r in refs])
+    limit = run["max_ep_len"] or max(lens.max(initial=0), d["TestEpLen"].max())
+    if lens.size and lens.min() >= 0.95 * limit:  # every healthy episode runs to the limit
+        return "stays low", f"stays low, test return {ret_} (median); no episode ends early here"
+    kinds = np.where(ln < 0.1 * limit, 0, np.where(ln >= 0.95 * limit, 2, 1))
+    k = int(np.bincount(kinds, minlength=3).argmax())
+    name = ["falls at once", "hovers", "stands to the time limit"][k]
+    return name, (f"{name}: from {ret[0]['start']:,} steps, in {(kinds == k).sum()} of {len(ln)} "
+                  f"epochs; test episodes last {np.median(ln):.0f} of {limit:.0f} steps, test "
+                  f"return {ret_} (medians)")
+
+
+def diagnose(run, refs):
+    """Findings, pattern (name, words) and signature: the set of (column, side) and pattern."""
+    fs = findings(run, refs)
+    pat = pattern(run, refs, fs)
+    return dict(findings=fs, pattern=pat, signature={(f["col"], f["side"]) for f in fs}
+                | ({("pattern", pat[0])} if pat[0] else set()))
+
+
+def compare(run, refs, others, env):
+    """The run's diagnosis, the signatures of the other committed runs by variant (the run
+    itself left out; only the columns the run has), the variant whose seeds overlap its
+    signature most (intersection over union, averaged over its seeds) or None, and every
+    variant's overlap."""
+    me, groups = diagnose(run, refs), {}
+    for o in others:
+        if not same_run(o, run):
+            groups.setdefault(variant(o, env), []).append({s for s in diagnose(o, refs)[
+                "signature"] if s[0] in run["data"] or s[0] == "pattern"})
+    score = {v: np.mean([len(me["signature"] & s) / len(me["signature"] | s) for s in sigs])
+             for v, sigs in groups.items() if me["signature"]}
+    best = max(score, key=lambda v: (score[v], len(groups[v])), default=None)
+    return me, groups, (best if best and score[best] > 0 else None), score
+
+
+# ------------------------------------------------------------------------------------------
+# The report, the figure, the command line
+# ------------------------------------------------------------------------------------------
+def report(run, refs, others, env, shown=4):
+    """The lines diagnose prints: the first ``shown`` findings in full, then the rest briefly."""
+    me, groups, best, score = compare(run, refs, others, env)
+    x = run["data"]["TotalEnvInteracts"].astype(int)
+    seen = x[spread(x, refs, next(c for c in COLUMNS if c in run["data"]))[2] >= MIN_REFS]
+    if not len(seen):
+        raise UserError(f"no step of {run['path']} has data in {MIN_REFS} healthy runs")
+    per_col, any_col, n = false_alarms(refs) if len(refs) > MIN_REFS else ({}, None, len(refs))
+    rate = lambda k: f"{k} of {n}" if any_col is not None else f"not measurable with {n} runs"
+    name = lambda v: VARIANTS.get(v, (v,))[0]
+    out = [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
+           f"compared with {n} healthy TD3 runs at {seen[0]:,} to {seen[-1]:,} env steps; false "
+           f"alarms of the rule on them, each against the others: {rate(any_col)}"]
+    if run["missing"]:
+        out.append(f"not in this file, so not compared: {', '.join(run['missing'])}")
+    if not me["findings"]:
+        return out + [f"every column inside the healthy spread "
+                      f"({len(COLUMNS) - len(run['missing'])} columns, {len(seen)} epochs)"]
+    for f in me["findings"][:shown]:
+        who = sorted(((sum((f["col"], f["side"]) in s for s in sigs), len(sigs), v)
+                      for v, sigs in groups.items()), key=lambda t: (-t[0] / t[1], -t[1]))
+        who = [f"{name(v)} ({k} of {m} seeds)" for k, m, v in who if k]
+        out += [f"{f['col']} {f['side']} every healthy run from {f['start']:,} steps (known at "
+                f"{f['known']:,}), {f['size']}; {f['share']} from then on; false alarms in this "
+                f"column: {rate(per_col.get(f['col']))}",
+                "    committed runs that did this: " + (", ".join(who) or "none")]
+    if me["findings"][shown:]:
+        out.append("also left: " + "; ".join(f"{f['col']} {f['side']} (known at {f['known']:,})"
+                                              for f in me["findings"][shown:]))
+    out.append("test episodes: " + (me["pattern"][1] or "the test return stayed in the spread"))
+    if best:
+        k = sum(s == me["signature"] for s in groups[best])
+        out.append(f"closest committed pattern: {name(best)} (its seeds share {score[best]:.0%} "
+                   f"of the signs on average, {k} of {len(groups[best])} exactly these). See "
+                   f"notebook 4, check: {VARIANTS.get(best, ('', 'its section'))[1]}.")
+    else:
+        out.append("no committed run shows these signs" if groups else
+                   f"no committed mistake or ablation run of {env} to compare with")
+    return out
+
+
+def draw(run, refs, fs, out):
+    """The run's test return and each column that left the spread (dashed: where it is
+    known), over the healthy runs' mean +- std, drawn by plot.py."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import plot
+    cols = list(dict.fromkeys(["AverageTestEpRet"] + [f["col"] for f in fs]))
+    end = run["data"]["TotalEnvInteracts"][-1]
+    runs = [dict(path=r["path"], exp_name="healthy TD3", data={k: v[r["data"]["TotalEnvInteracts"]
+            <= end] for k, v in r["data"].items()}) for r in refs]
+    runs.append(dict(path=run["path"], exp_name="this run", data=run["data"]))
+    rows, per_row = (len(cols) + 2) // 3, min(3, len(cols))
+    fig, axes = plt.subplots(rows, per_row, figsize=(5.5 * per_row, 4 * rows), squeeze=False)
+    for ax, col in zip(axes.flat, cols):
+        plot.plot_value(ax, [r for r in runs if col in r["data"]], col)
+        for f in fs:
+            if f["col"] == col:
+                ax.axvline(f["known"], color="k", linestyle="--", linewidth=1)
+        ax.set_yscale("log" if col in LOG else "linear")
+        ax.set_title(col)
+    for ax in axes.flat[len(cols):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def main(argv=None):
+    p = ArgumentParser(description="Which progress.txt columns of a TD3 run left the spread of "
+                       "the committed healthy runs, and which committed runs did the same.")
+    p.add_argument("run", help="a run directory or its progress.txt")
+    p.add_argument("--env", help="the env id, when the run has no config.json that names it")
+    p.add_argument("--reference", nargs="+", metavar="DIR",
+                   help="healthy runs to compare with, instead of the committed ones")
+    p.add_argument("--plot", metavar="OUT.png", help="draw the columns that left the spread")
+    args = p.parse_args(argv)
+    run = load_run(args.run)
+    if run["env"] and args.env and run["env"] != args.env:
+        raise UserError(f"{args.run} is a {run['env']} run (its config.json), not {args.env}")
+    env = run["env"] or args.env
+    if not env:
+        raise UserError(f"{args.run} has no config.json naming its env; give --env ENV_ID")
+    refs, others = committed(env) if os.path.isdir(RESULTS) else ([], [])
+    refs = [r for r in (runs_under(args.reference) if args.reference else refs)
+            if not same_run(r, run)]
+    if len(refs) < MIN_REFS:
+        raise UserError(f"{len(refs)} healthy runs of {env} to compare with; {MIN_REFS} or "
+                        f"more are needed: give --reference DIR ...")
+    print("\n".join(report(run, refs, others, env)))
+    if args.plot:
+        draw(run, refs, findings(run, refs), args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    run_main(main)

@@ -1,0 +1,242 @@
+"""diagnose.py: the rule, the committed runs it names, Spinning Up's format, bad input."""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, run_cli
+import diagnose
+import logger
+
+WALKER = os.path.join(ROOT, "results", "BipedalWalker-v3")
+PORTING = os.path.join(ROOT, "results", "porting")
+COLUMN_S0 = os.path.join(PORTING, "td3-BipedalWalker-v3-column_critics",
+                         "td3-BipedalWalker-v3-column_critics_s0")
+
+
+@pytest.fixture(scope="module")
+def walker():
+    return diagnose.committed("BipedalWalker-v3")
+
+
+def porting_run(mistake, seed):
+    top = os.path.join(ROOT, "results", "defaults" if (mistake, seed) == ("authors_defaults", 0)
+                       else "porting", f"td3-BipedalWalker-v3-{mistake}")
+    return diagnose.load_run(os.path.join(top, f"td3-BipedalWalker-v3-{mistake}_s{seed}"))
+
+
+def write_progress(path, header, rows):
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "progress.txt"), "w") as f:
+        f.write("\t".join(header) + "\n" + "".join("\t".join(r) + "\n" for r in rows))
+    return path
+
+
+def spinning_up_copy(src, dst, drop=lambda c: c.startswith("TestQ")):
+    """A run's progress.txt without some columns and without config.json, as another project
+    would write it."""
+    header, rows = logger.read_progress(os.path.join(src, "progress.txt"))
+    keep = [i for i, c in enumerate(header) if not drop(c)]
+    return write_progress(dst, [header[i] for i in keep], [[r[i] for i in keep] for r in rows])
+
+
+# ------------------------------------------------------------------------------------------
+# The committed runs
+# ------------------------------------------------------------------------------------------
+def test_healthy_runs_are_found_once_each(walker):
+    refs, others = walker
+    # results/BipedalWalker-v3 and results/ablations hold the same three TD3 runs (the former
+    # stopped early): each counts once, as its longer copy.
+    assert len(refs) == len({r["path"] for r in refs}) >= 3
+    for i, a in enumerate(refs):
+        assert not any(diagnose.same_run(a, b) for b in refs[i + 1:])
+    assert {diagnose.variant(r, "BipedalWalker-v3") for r in others} >= {
+        "column_critics", "authors_defaults", "q2_own_target", "no_twin"}
+
+
+def test_a_healthy_seed_comes_out_healthy(tmp_path):
+    code, out, err = run_cli(os.path.join(WALKER, "td3-BipedalWalker-v3_s2"),
+                             script="diagnose.py")
+    assert code == 0, err
+    assert "every column inside the healthy spread" in out
+    # The run itself (and its longer copy in results/ablations) is not its own reference.
+    assert "compared with 2 healthy TD3 runs" in out
+
+
+def test_every_healthy_run_is_healthy_against_the_others(walker):
+    refs, _ = walker
+    per_col, any_col, n = diagnose.false_alarms(refs)
+    assert n == len(refs) and any_col == 0 and not any(per_col.values())
+
+
+def test_the_broadcast_is_named_with_its_own_seed_left_out(walker):
+    refs, others = walker
+    for seed in (0, 1):
+        run = porting_run("column_critics", seed)
+        me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
+        assert best == "column_critics"
+        assert len(groups["column_critics"]) == 1  # only the other seed
+        assert ("StdQ1Vals", "below") in me["signature"]
+        assert me["pattern"][0] == "falls at once"
+
+
+def test_the_authors_settings_without_the_floor_are_named_with_their_seed_left_out(walker):
+    refs, others = walker
+    for seed in (0, 1):
+        run = porting_run("authors_defaults", seed)
+        me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
+        assert best == "authors_defaults" and len(groups["authors_defaults"]) == 1
+        assert ("LossQ", "above") in me["signature"]
+        if seed == 0:  # seed 1's test episodes are mixed in its last epochs: "hovers"
+            assert me["pattern"][0] == "stands to the time limit"
+
+
+def test_command_names_the_broadcast_and_the_runs_that_share_it():
+    code, out, err = run_cli(COLUMN_S0, script="diagnose.py")
+    assert code == 0, err
+    lines = out.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("StdQ1Vals below every"))
+    assert "known at 35,000" in lines[first] and "false alarms in this column: 0 of 3" in lines[first]
+    assert "the (B, B) broadcast of (B, 1) critics (1 of 1 seeds)" in lines[first + 1]
+    assert lines[-1].startswith("closest committed pattern: the (B, B) broadcast")
+    assert "falls at once" in out
+
+
+# ------------------------------------------------------------------------------------------
+# The rule itself, on made-up runs
+# ------------------------------------------------------------------------------------------
+def fake(values, col="LossQ", steps=5000):
+    x = np.arange(1, len(values) + 1) * steps
+    return dict(path="fake", data={"TotalEnvInteracts": x.astype(float), col: np.asarray(
+        values, float)}, env=None, exp_name=None, max_ep_len=None, missing=[])
+
+
+def test_known_at_the_end_of_the_epochs_in_a_row_and_not_for_a_spike():
+    refs = [fake(np.full(20, v)) for v in (1.0, 1.2, 0.9)]
+    spike = np.ones(20)
+    spike[5] = spike[12:14] = 1000.0  # one epoch, then two: fewer than IN_A_ROW
+    assert diagnose.findings(fake(spike), refs) == []
+    high = np.ones(20)
+    high[8:] = 1000.0
+    (f,) = diagnose.findings(fake(high), refs)
+    assert (f["col"], f["side"], f["start"]) == ("LossQ", "above", 45_000)
+    assert f["known"] == 45_000 + (diagnose.IN_A_ROW - 1) * 5000
+    assert f["share"] == "outside in 12 of 12 epochs" and f["size"].startswith("833x higher")
+
+
+def test_the_spread_has_a_width_even_where_healthy_runs_agree():
+    # Two healthy runs equal at every step but apart elsewhere: a run a little off them is not
+    # flagged, because the widening is pooled over all steps.
+    a, b = np.ones(20), np.ones(20)
+    b[10:] = 2.0
+    lo, hi, n, widen = diagnose.spread(np.arange(1, 21) * 5000.0, [fake(a), fake(b)], "LossQ")
+    assert widen > 0 and (n == 2).all()
+    assert diagnose.findings(fake(np.full(20, 1.1)), [fake(a), fake(b)]) == []
+
+
+def test_compared_only_where_enough_healthy_runs_have_data():
+    refs = [fake(np.ones(10)), fake(np.ones(4))]
+    x = np.arange(1, 21) * 5000.0
+    n = diagnose.spread(x, refs, "LossQ")[2]
+    assert n[0] == 2 and n[-1] == 0
+    late = np.ones(20)
+    late[5:] = 1000.0  # from step 30,000 on, one healthy run has data (to 50,000), then none
+    assert diagnose.findings(fake(late), refs) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Spinning Up's format
+# ------------------------------------------------------------------------------------------
+def test_spinning_up_file_without_our_columns_has_the_same_top_finding(tmp_path, walker):
+    refs, others = walker
+    copy = spinning_up_copy(COLUMN_S0, tmp_path / "su")
+    full = diagnose.findings(porting_run("column_critics", 0), refs)[0]
+    code, out, err = run_cli(copy, "--env", "BipedalWalker-v3", script="diagnose.py")
+    assert code == 0, err
+    assert "not in this file, so not compared: TestQBias" in out
+    lines = out.splitlines()
+    top = next(ln for ln in lines if " every healthy run from " in ln)
+    assert top.startswith(f"{full['col']} {full['side']} every healthy run from "
+                          f"{full['start']:,} steps")
+    assert lines[-1].startswith("closest committed pattern: the (B, B) broadcast")
+
+
+def test_spinning_up_names_without_average_or_std_columns(tmp_path, walker):
+    refs, others = walker
+    copy = spinning_up_copy(COLUMN_S0, tmp_path / "su",
+                            drop=lambda c: c.startswith(("TestQ", "Std", "Min", "Max")))
+    header, rows = logger.read_progress(copy / "progress.txt")
+    write_progress(copy, [c.replace("Average", "") for c in header], rows)  # EpRet, Q1Vals, ...
+    run = diagnose.load_run(str(copy))
+    assert run["missing"] == ["StdQ1Vals", "TestQBias"]
+    assert {"AverageTestEpRet", "AverageQ1Vals", "Q2 - Q1"} <= set(run["data"])
+    me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
+    assert best == "column_critics"
+    # The committed runs are matched on the columns this file has: the other seed shows
+    # exactly these signs once its StdQ1Vals and TestQBias are set aside.
+    assert groups["column_critics"] == [me["signature"]]
+    assert not any(c in ("StdQ1Vals", "TestQBias") for sigs in groups.values()
+                   for sig in sigs for c, _ in sig)
+
+
+# ------------------------------------------------------------------------------------------
+# The figure, the imports, bad input
+# ------------------------------------------------------------------------------------------
+def test_plot_writes_a_png(tmp_path):
+    code, out, err = run_cli(COLUMN_S0, "--plot", tmp_path / "why.png", script="diagnose.py")
+    assert code == 0, err
+    assert (tmp_path / "why.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_imports_neither_torch_nor_gymnasium():
+    code = "import sys, diagnose; print(sorted({'torch', 'gymnasium'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def one_line_error(code, out, err):
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (code, out, err)
+    assert err.startswith("error: ") and "Traceback" not in err
+    return err
+
+
+def test_no_such_file_is_one_line(tmp_path):
+    err = one_line_error(*run_cli(tmp_path / "nope", script="diagnose.py"))
+    assert "does not exist" in err
+    (tmp_path / "empty").mkdir()
+    assert "no progress.txt in" in one_line_error(*run_cli(tmp_path / "empty",
+                                                           script="diagnose.py"))
+
+
+def test_progress_without_a_known_column_is_one_line(tmp_path):
+    d = write_progress(tmp_path / "run", ["Epoch", "Foo"], [["1", "2.0"]])
+    err = one_line_error(*run_cli(d, "--env", "BipedalWalker-v3", script="diagnose.py"))
+    assert "no TotalEnvInteracts column" in err
+    d = write_progress(tmp_path / "ragged", ["TotalEnvInteracts", "LossQ"], [["5000"]])
+    one_line_error(*run_cli(d, "--env", "BipedalWalker-v3", script="diagnose.py"))
+
+
+def test_env_without_references_is_one_line(tmp_path):
+    copy = spinning_up_copy(COLUMN_S0, tmp_path / "su")
+    err = one_line_error(*run_cli(copy, "--env", "NoSuchEnv-v0", script="diagnose.py"))
+    assert "0 healthy runs of NoSuchEnv-v0" in err and "--reference" in err
+    assert "give --env" in one_line_error(*run_cli(copy, script="diagnose.py"))
+    err = one_line_error(*run_cli(COLUMN_S0, "--env", "Pendulum-v1", script="diagnose.py"))
+    assert "BipedalWalker-v3 run" in err
+
+
+def test_reference_directories_replace_the_committed_runs(tmp_path):
+    refs = tmp_path / "refs"
+    for s in (0, 1, 2):
+        shutil.copytree(os.path.join(WALKER, f"td3-BipedalWalker-v3_s{s}"), refs / f"s{s}")
+    copy = spinning_up_copy(COLUMN_S0, tmp_path / "su")
+    code, out, err = run_cli(copy, "--env", "MyEnv-v0", "--reference", refs,
+                             script="diagnose.py")
+    assert code == 0, err
+    assert "compared with 3 healthy TD3 runs" in out and "StdQ1Vals below" in out
+    assert out.splitlines()[-1] == "no committed mistake or ablation run of MyEnv-v0 to compare with"
+    one_line_error(*run_cli(copy, "--env", "MyEnv-v0", "--reference", tmp_path / "nope",
+                            script="diagnose.py"))
