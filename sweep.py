@@ -191,7 +191,7 @@ def start_ray(args):
         ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False,
                  _node_ip_address="127.0.0.1", object_store_memory=100 * 2**20, **quiet)
         return dict(cwd=os.getcwd(), code_dir=HERE, marker=None)
-    import ray
+    import ray  # here, not at the top: bad input is refused without loading Ray (seconds)
     # Ray ships this code to the nodes with each task; the runs go to the shared data_dir.
     excludes = [".git/", "data/", "results/", "notebooks/*.ipynb"]
     if not os.path.relpath(args.data_dir, HERE).startswith(".."):
@@ -215,7 +215,7 @@ def run_sweep(args, plan):
     where, pending, t0 = dict(marker=None), {}, time.time()
     try:
         where = start_ray(args)
-        import ray
+        import ray  # (start_ray imported it)
         on = f"cluster at {args.address}" if args.address else "this machine, 127.0.0.1 only"
         print(f"Ray {ray.__version__} started in {time.time() - t0:.1f} s: "
               f"{ray.cluster_resources().get('CPU', 0):.0f} CPUs, {on}", flush=True)
@@ -248,7 +248,7 @@ def run_sweep(args, plan):
 
 def collect(run, ref):
     """Record how a task ended and say so in a line."""
-    import ray
+    import ray  # (start_ray imported it)
     try:
         run["state"] = ray.get(ref)
     except ray.exceptions.RayTaskError as e:  # td3.py failed, also on its last retry

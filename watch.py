@@ -98,7 +98,7 @@ def save_actor(path, out, last=False):
 
 
 def write_gif(frames, path, scale=0.5, fps=25):
-    from PIL import Image
+    from PIL import Image  # only for --gif: watching in a window or for returns needs no pillow
     imgs = [Image.fromarray(f) for f in frames]
     size = (int(imgs[0].width * scale), int(imgs[0].height * scale))
     imgs = [im.resize(size).convert("P", palette=Image.ADAPTIVE, colors=64) for im in imgs]
