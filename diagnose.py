@@ -28,19 +28,23 @@ MIN_REFS = 2  # healthy runs with data at a step, for the step to be compared
 COLUMNS = ["AverageTestEpRet", "TestEpLen", "AverageEpRet", "EpLen", "AverageQ1Vals",
            "StdQ1Vals", "Q2 - Q1", "LossQ", "LossPi", "TestQBias"]
 LOG, SYMLOG = ("LossQ", "StdQ1Vals"), ("AverageQ1Vals", "LossPi")
-# The committed variants (exp_name td3-<env>-KEY): what each is, and notebook 4's check for it.
+# The committed variants (exp_name td3-<env>-KEY): what each is, and where to read about it.
 VARIANTS = {
-    "q2_own_target": ("Q2 regressing onto its own target", "both critics regress onto one target"),
-    "column_critics": ("the (B, B) broadcast of (B, 1) critics", "every target tensor is (B,)"),
-    "shared_noise": ("one smoothing-noise vector per batch", "the target noise is (B, act_dim)"),
-    "truncation_as_death": ("truncation stored as death", "done is terminated, never truncated"),
-    "polyak_as_tau": ("tau passed as --polyak", "polyak is 1 - tau"),
+    "q2_own_target": ("Q2 regressing onto its own target",
+                      "notebook 4, check: both critics regress onto one target"),
+    "column_critics": ("the (B, B) broadcast of (B, 1) critics",
+                       "notebook 4, check: every target tensor is (B,)"),
+    "shared_noise": ("one smoothing-noise vector per batch",
+                     "notebook 4, check: the target noise is (B, act_dim)"),
+    "truncation_as_death": ("truncation stored as death",
+                            "notebook 4, check: done is terminated, never truncated"),
+    "polyak_as_tau": ("tau passed as --polyak", "notebook 4, check: polyak is 1 - tau"),
     "authors_defaults": ("the TD3 authors' settings without the reward floor",
-                         "the discount, learning rates and reward floor"),
-    "no_twin": ("one critic (trick 1 off)", "two critics, the target from their minimum"),
-    "no_delay": ("no policy delay (trick 2 off)", "actor and targets move once per policy_delay"),
-    "no_smoothing": ("no target smoothing (trick 3 off)", "the target action gets clipped noise"),
-    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "all three tricks are on"),
+                         "notebook 4, check: the discount, learning rates and reward floor"),
+    "no_twin": ("one critic (trick 1 off)", "notebook 2, trick 1 (clipped double-Q)"),
+    "no_delay": ("no policy delay (trick 2 off)", "notebook 2, trick 2 (delayed updates)"),
+    "no_smoothing": ("no target smoothing (trick 3 off)", "notebook 2, trick 3 (smoothing)"),
+    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "notebook 2, all three"),
 }
 
 
@@ -258,8 +262,8 @@ def report(run, refs, others, env, shown=4):
     if best:
         k = sum(s == me["signature"] for s in groups[best])
         out.append(f"closest committed pattern: {name(best)} (its seeds share {score[best]:.0%} "
-                   f"of the signs on average, {k} of {len(groups[best])} exactly these). See "
-                   f"notebook 4, check: {VARIANTS.get(best, ('', 'its section'))[1]}.")
+                   f"of the signs on average, {k} of {len(groups[best])} exactly these)"
+                   + (f". See {VARIANTS[best][1]}." if best in VARIANTS else ""))
     else:
         out.append("no committed run shows these signs" if groups else
                    f"no committed mistake or ablation run of {env} to compare with")

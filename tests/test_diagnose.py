@@ -1,4 +1,5 @@
 """diagnose.py: the rule, the committed runs it names, Spinning Up's format, bad input."""
+import json
 import os
 import shutil
 import subprocess
@@ -183,7 +184,7 @@ def test_spinning_up_names_without_average_or_std_columns(tmp_path, walker):
 
 
 # ------------------------------------------------------------------------------------------
-# The figure, the imports, bad input
+# The figure, the imports, notebook 4, bad input
 # ------------------------------------------------------------------------------------------
 def test_plot_writes_a_png(tmp_path):
     code, out, err = run_cli(COLUMN_S0, "--plot", tmp_path / "why.png", script="diagnose.py")
@@ -195,6 +196,14 @@ def test_imports_neither_torch_nor_gymnasium():
     code = "import sys, diagnose; print(sorted({'torch', 'gymnasium'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_notebook_4_uses_this_rule_not_a_copy():
+    with open(os.path.join(ROOT, "notebooks", "04_why_my_port_does_not_learn.ipynb")) as f:
+        source = "".join("".join(c["source"]) for c in json.load(f)["cells"])
+    assert "diagnose.false_alarms(" in source and "diagnose.diagnose(" in source
+    assert "def first_sign" not in source and "np.convolve" not in source
+    assert "WIDEN =" not in source and "IN_A_ROW =" not in source
 
 
 def one_line_error(code, out, err):
