@@ -106,8 +106,11 @@ def variant(run, env):
 
 
 def committed(env, results=RESULTS):
-    """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations)."""
-    runs = runs_under([results], env)
+    """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations).
+    results/screen/ is left out: its runs are named td3-<env> but try other defaults."""
+    screen = os.path.join(results, "screen")
+    runs = [r for r in runs_under([results], env)
+            if os.path.commonpath([os.path.abspath(r["path"]), screen]) != screen]
     return ([r for r in runs if variant(r, env) == "TD3"],
             [r for r in runs if variant(r, env) != "TD3"])
 

@@ -249,3 +249,16 @@ def test_reference_directories_replace_the_committed_runs(tmp_path):
     assert out.splitlines()[-1] == "no committed mistake or ablation run of MyEnv-v0 to compare with"
     one_line_error(*run_cli(copy, "--env", "MyEnv-v0", "--reference", tmp_path / "nope",
                             script="diagnose.py"))
+
+
+def test_screen_runs_are_not_healthy_references(tmp_path):
+    # results/screen/ holds runs named td3-<env> made with other settings (a candidate default).
+    shutil.copytree(os.path.join(ROOT, "results", "BipedalWalker-v3"), tmp_path / "BipedalWalker-v3")
+    broken = os.path.join(ROOT, "results", "porting", "td3-BipedalWalker-v3-column_critics",
+                          "td3-BipedalWalker-v3-column_critics_s0")
+    planted = tmp_path / "screen" / "candidate" / "td3-BipedalWalker-v3_s10"
+    shutil.copytree(broken, planted)
+    cfg = json.loads((planted / "config.json").read_text())
+    (planted / "config.json").write_text(json.dumps({**cfg, "exp_name": "td3-BipedalWalker-v3"}))
+    healthy, _ = diagnose.committed("BipedalWalker-v3", str(tmp_path))
+    assert len(healthy) == 3 and all("screen" not in r["path"] for r in healthy)
