@@ -261,4 +261,4 @@ def test_screen_runs_are_not_healthy_references(tmp_path):
     cfg = json.loads((planted / "config.json").read_text())
     (planted / "config.json").write_text(json.dumps({**cfg, "exp_name": "td3-BipedalWalker-v3"}))
     healthy, _ = diagnose.committed("BipedalWalker-v3", str(tmp_path))
-    assert len(healthy) == 3 and all("screen" not in r["path"] for r in healthy)
+    assert len(healthy) == 3 and str(planted) not in [os.path.abspath(r["path"]) for r in healthy]
