@@ -304,7 +304,8 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     output_dir = args["resume"]
     config = read_config(output_dir, checkpoint=True)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
-    made_with = {f.name: config.get(f.name) for f in fields(settings_class)}
+    made_with = {f.name: config.get(f.name, f.default) for f in fields(settings_class)}  # a
+    # setting newer than the run was at its default there
     made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
                      env=config["env_id"], hid=sizes[0] if sizes else None, l=len(sizes))
     given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)

@@ -108,7 +108,7 @@ def variant(run, env):
 def committed(env, results=RESULTS):
     """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations).
     results/screen/ is left out: its runs are named td3-<env> but try other defaults."""
-    screen = os.path.join(results, "screen")
+    screen = os.path.abspath(os.path.join(results, "screen"))
     runs = [r for r in runs_under([results], env)
             if os.path.commonpath([os.path.abspath(r["path"]), screen]) != screen]
     return ([r for r in runs if variant(r, env) == "TD3"],
