@@ -221,7 +221,7 @@ class CommandLineOnly:
     hid: int = setting(256, POSITIVE, "units per hidden layer")
     l: int = setting(2, POSITIVE, "number of hidden layers")
     threads: "int | None" = setting(None, Rule("a positive integer", lambda v: v is None or (
-        _int(v) and v >= 1), int), "torch CPU threads (default: torch's)")
+        _int(v) and v >= 1), int), "torch CPU threads; None: torch's own choice")
 
 
 # Shortcuts, each setting one field of td3.Hyperparameters.
@@ -230,8 +230,9 @@ SWITCHES = {"no_twin": ("twin", False, "trick 1 off: one critic"),
             "no_smoothing": ("target_noise", 0.0, "trick 3 off: target_noise=0"),
             "no_stop": ("stop_return", None, "no early stop"),
             "no_reward_floor": ("reward_floor", None, "no reward floor")}
-# What a resumed run may change; every other option must equal the run's own value.
-MAY_CHANGE_ON_RESUME = ("epochs", "device", "threads", "quiet", "resume")
+# The options a resumed run may change; every other option must equal the run's own value.
+RESUME_MAY_CHANGE = ("epochs", "device", "threads", "quiet")
+MAY_CHANGE = "only " + ", ".join(f"--{o}" for o in RESUME_MAY_CHANGE) + " may change"
 
 
 class Td3Command(NamedTuple):
@@ -266,7 +267,7 @@ def td3_parser(settings_class, swap_points):
     p.add_argument("--data_dir", default=argparse.SUPPRESS, help="where runs go (default: data)")
     p.add_argument("--quiet", action="store_true", help="no live progress line between tables")
     p.add_argument("--resume", metavar="RUN_DIR", default=argparse.SUPPRESS,
-                   help="continue a stopped run (it keeps its settings; --epochs may grow)")
+                   help=f"continue a stopped run; it keeps its settings ({MAY_CHANGE})")
     return p
 
 
@@ -279,9 +280,8 @@ def parse_td3(argv, settings_class, swap_points):
     check_settings(extra, prefix="--")
     quiet = args.pop("quiet")
     if "resume" in args:
-        env_id, hparams, ac_kwargs, swaps, output_dir = resume_settings(args, parser, argv,
-                                                                        settings_class, swap_points)
-        exp_name = read_config(output_dir).get("exp_name")
+        env_id, hparams, ac_kwargs, swaps, output_dir, exp_name = resume_settings(
+            args, parser, argv, settings_class, swap_points)
     elif "env" not in args:
         raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
     else:
@@ -299,36 +299,38 @@ def parse_td3(argv, settings_class, swap_points):
 
 def resume_settings(args, parser, argv, settings_class, swap_points):
     """A resumed run trains on with the settings in its config.json. An option given with
-    --resume is honoured when it may change (--epochs, --device) or equals the run's value,
-    and refused in one line otherwise: it is never dropped in silence."""
+    --resume is honoured when it may change (RESUME_MAY_CHANGE) or equals the run's value,
+    and refused in one line otherwise: it is never dropped in silence. --exp_name and
+    --data_dir name a new run's directory and are refused, and so is "auto": config.json
+    holds the value the run filled in, and the refusal names it."""
     output_dir = args["resume"]
     config = read_config(output_dir, checkpoint=True)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
     made_with = {f.name: config.get(f.name, f.default) for f in fields(settings_class)}  # a
     # setting newer than the run was at its default there
     made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
-                     env=config["env_id"], hid=sizes[0] if sizes else None, l=len(sizes))
+                     env=config["env_id"])
     given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)
     for token in argv if argv is not None else sys.argv[1:]:
         action = parser._option_string_actions.get(token.split("=", 1)[0])
         if action is not None:
             given_as[action.dest] = token.split("=", 1)[0]
     for name, value in args.items():
-        if name in MAY_CHANGE_ON_RESUME:
-            continue
         option = given_as.get(name, f"--{name}")
+        if name in (*RESUME_MAY_CHANGE, "resume"):
+            continue
         if name in ("exp_name", "data_dir"):
             raise UserError(f"{option} names a new run's directory; --resume {output_dir} "
                             f"already names the run")
-        if name in ("hid", "l") and made_with[name] != value:
+        if (name == "hid" and set(sizes) != {value}) or (name == "l" and len(sizes) != value):
             raise UserError(f"{option} {value}: {output_dir} was made with hidden_sizes="
                             f"{sizes}; a resumed run keeps its network")
         if name in made_with and made_with[name] != value:
             shown = shlex.join([option] if option.startswith("--no_") else [option, str(value)])
             raise UserError(f"{shown}: {output_dir} was made with {name}={made_with[name]!r}; a "
-                            f"resumed run keeps its settings (only --epochs and --device may change)")
+                            f"resumed run keeps its settings ({MAY_CHANGE})")
     hparams = {f.name: config[f.name] for f in fields(settings_class) if f.name in config}
     hparams.update({k: args[k] for k in ("epochs", "device") if k in args})
     ac_kwargs = dict(config["ac_kwargs"], hidden_sizes=tuple(sizes))
     swaps = {k: made_with[k] for k in swap_points}
-    return config["env_id"], hparams, ac_kwargs, swaps, output_dir
+    return config["env_id"], hparams, ac_kwargs, swaps, output_dir, config.get("exp_name")

@@ -276,8 +276,8 @@ def report(run, refs, others, env, shown=4):
 def draw(run, refs, fs, out):
     """The run's test return and each column that left the spread (dashed: where it is
     known), over the healthy runs' mean +- std, drawn by plot.py."""
-    import matplotlib
-    matplotlib.use("Agg")
+    import matplotlib  # here, not at the top: only --plot draws, and it needs the Agg backend
+    matplotlib.use("Agg")  # chosen before pyplot (and plot.py) are imported
     import matplotlib.pyplot as plt
     import plot
     cols = list(dict.fromkeys(["AverageTestEpRet"] + [f["col"] for f in fs]))

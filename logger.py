@@ -28,10 +28,11 @@ import numpy as np
 TEMP_SUFFIX = ".tmp"  # then the writer's pid: ckpt.pt.tmp1234
 
 
-def is_temp_file(name):
-    """Whether ``name`` is a temp file that atomic_write leaves when killed mid-write."""
+def is_temp_file(name, of):
+    """Whether ``name`` is a temp file that atomic_write leaves when killed mid-write while
+    writing one of the files named in ``of``."""
     stem, sep, pid = name.rpartition(TEMP_SUFFIX)
-    return bool(sep and stem and pid.isdigit())
+    return bool(sep and stem in of and pid.isdigit())
 
 
 def atomic_write(path, write_fn, mode="w"):

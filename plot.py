@@ -19,8 +19,9 @@ import os
 import re
 
 import numpy as np
+from matplotlib.colors import is_color_like, to_hex, to_rgb
 
-import logger  # progress.txt's one parser; neither it nor runs.py imports torch
+import logger  # progress.txt's one parser; neither it nor cli.py imports torch
 from cli import ArgumentParser, UserError, run_main
 
 
@@ -60,7 +61,6 @@ def group_colors(names, legend=None, colors=None):
     """``{group name: colour}``. ``colors`` maps a group name, its legend name or its variant
     to a colour and wins; then the variant's colour of VARIANT_COLORS; any other group gets
     the first colour of matplotlib's cycle that no group of this figure has."""
-    from matplotlib.colors import to_hex
     colors, out = colors or {}, {}
     labels = dict(zip(names, legend)) if legend else {}
     for name in names:
@@ -81,7 +81,6 @@ def group_colors(names, legend=None, colors=None):
 
 def parse_colors(items):
     """``["GROUP=COLOR", ...]`` (``--color``) to a dict; a bad item is one UserError line."""
-    from matplotlib.colors import is_color_like
     out = {}
     for item in items or ():
         group, eq, color = item.partition("=")
@@ -95,7 +94,6 @@ def parse_colors(items):
 
 def _shade(color, f):
     """``color`` mixed towards black (f < 0) or white (f > 0) by |f|."""
-    from matplotlib.colors import to_rgb
     rgb = np.array(to_rgb(color))
     return tuple(rgb * (1 + f) if f < 0 else rgb + (1 - rgb) * f)
 
@@ -225,7 +223,7 @@ def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=
                count=False, legend=None, select=None, exclude=None, hline=None, title=None,
                out=None, xmax=None, ylim=None, legend_out=False, colors=None):
     """The whole CLI as a function: one panel per value; saves to ``out`` if given."""
-    import matplotlib
+    import matplotlib  # here: the backend is chosen before pyplot is imported
     if out or not os.environ.get("DISPLAY"):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -25,6 +25,7 @@ one user-error type, the settings' rules, reading config.json) is in cli.py; the
 and the live progress line between tables are logger.py's.
 """
 import contextlib
+import importlib.metadata
 import json
 import math
 import os
@@ -35,8 +36,6 @@ import subprocess
 import time
 from dataclasses import fields
 
-import gymnasium
-import matplotlib
 import numpy as np
 import torch
 
@@ -51,8 +50,8 @@ def run_metadata():
     """Determinism holds for one CPU model and one torch thread count only, so both are
     written down beside the library versions and the code's git commit."""
     versions = dict(python=platform.python_version(), torch=torch.__version__,
-                    gymnasium=gymnasium.__version__, numpy=np.__version__,
-                    matplotlib=matplotlib.__version__)
+                    **{name: importlib.metadata.version(name)  # without importing them
+                       for name in ("gymnasium", "numpy", "matplotlib")})
     return dict(versions=versions, torch_threads=torch.get_num_threads(), cpu=cpu_model(),
                 git=git_commit())
 
@@ -121,8 +120,12 @@ def run_status(run_dir):
     except Exception:
         return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
     done = ckpt["t"] >= config["steps_per_epoch"] * config["epochs"]
-    stopped = config["stop_return"] is not None and ckpt["epochs_at_goal"] >= config["stop_epochs"]
-    return "finished" if done or stopped else "unfinished"
+    return "finished" if done or stopped_early(config, ckpt["epochs_at_goal"]) else "unfinished"
+
+
+def stopped_early(config, epochs_at_goal):
+    """Whether the early stop fired: the test return held stop_return for stop_epochs epochs."""
+    return config["stop_return"] is not None and epochs_at_goal >= config["stop_epochs"]
 
 
 def check_memory(nbytes, what):
@@ -143,22 +146,26 @@ def check_memory(nbytes, what):
 # Config keys a resumed run may change (everything else must match the directory's run).
 MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
                         "torch_threads", "cpu", "git")
+# The files a run writes (atomically: a kill mid-write leaves <name>.tmp<pid>, removed on resume).
+RUN_FILES = ("config.json", "progress.txt", "ckpt.pt", "best.pt")
 # What a checkpoint identifies its run by (checked against the config on resume).
 IDENTITY = ("env_id", "obs_dim", "act_dim", "ac_kwargs")
 
 
-def first_difference(saved, config):
+def first_difference(saved, config, defaults={}):
     """The first key in which a run directory's config.json (``saved``) and ``config`` differ,
-    leaving out what a resumed run may change; None when they describe the same run."""
+    leaving out what a resumed run may change; None when they describe the same run. A
+    setting newer than the run is missing from ``saved``: the run had its default."""
     as_json = lambda v: json.dumps(v, sort_keys=True, default=str)  # tuples and lists alike
+    saved = {**{k: v for k, v in defaults.items() if k not in saved}, **saved}
     return next((k for k, v in config.items() if k not in MAY_CHANGE_ON_RESUME and k in saved
                  and as_json(saved[k]) != as_json(v)), None)
 
 
-def check_same_run(run_dir, config, advice):
+def check_same_run(run_dir, config, advice, defaults={}):
     """A one-line UserError, ending in ``advice``, when the run in ``run_dir`` was started
     with other settings than ``config`` (td3.py on resume, sweep.py before it starts)."""
-    saved = read_config(run_dir)
+    saved = {**defaults, **read_config(run_dir)}
     key = first_difference(saved, config)
     if key:
         raise UserError(f"{run_dir} was run with {key}={saved[key]!r}, not {config[key]!r}; "
@@ -171,14 +178,14 @@ class Run:
     settings, env_id, obs_dim, act_dim, ac_kwargs, ...); nothing is written until a check
     has passed, so a refused run leaves the directory as it was."""
 
-    def __init__(self, config, logger_kwargs, resume=False):
+    def __init__(self, config, logger_kwargs, resume=False, defaults={}):
         logger_kwargs = dict(logger_kwargs)
         self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
         logger_kwargs.setdefault("output_dir", run_dir("data", logger_kwargs["exp_name"],
                                                        config["seed"]))
         self.output_dir = logger_kwargs["output_dir"]
         self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
-        self.ckpt = self._open(resume)
+        self.ckpt = self._open(resume, defaults)
         c = config
         self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
         self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
@@ -192,7 +199,7 @@ class Run:
         self.total_steps = config["steps_per_epoch"] * config["epochs"]
         self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
 
-    def _open(self, resume):
+    def _open(self, resume, defaults):
         """Refuse a directory that already holds a run (unless resuming); for a resume,
         load ckpt.pt (every way it can be broken is one line) and check it is this run."""
         ckpt_path = os.path.join(self.output_dir, "ckpt.pt")
@@ -215,7 +222,7 @@ class Run:
             raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
                             if key == "ac_kwargs" else f"checkpoint is for {key}="
                             f"{ckpt[key]}, this run has {self.config[key]}")
-        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings")
+        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
         return ckpt
 
     def start(self, loop, rng, env, **parts):
@@ -236,7 +243,7 @@ class Run:
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
             for name in os.listdir(self.output_dir):  # a kill during a write leaves its temp file
-                if is_temp_file(name):
+                if is_temp_file(name, RUN_FILES):
                     os.remove(os.path.join(self.output_dir, name))
             for name, part in parts.items():
                 part.load_state_dict(ckpt[name])
@@ -247,7 +254,7 @@ class Run:
                 setattr(loop, f.name, ckpt[f.name])
             self.elapsed, self.best_return = ckpt["elapsed"], ckpt["best_return"]
             self.epochs_at_goal = ckpt["epochs_at_goal"]
-            if c["stop_return"] is not None and self.epochs_at_goal >= c["stop_epochs"]:
+            if stopped_early(c, self.epochs_at_goal):
                 self.total_steps = loop.t  # it had stopped early: nothing left to train
             first = env.replay(**ckpt["episode"])
             self.ckpt = None  # the replay buffer's copy can go
@@ -268,12 +275,12 @@ class Run:
         """What a resume of a finished run says instead of training: what was done, where
         the best policy is, and how to train on (an early stop is final)."""
         c, best = self.config, os.path.join(self.output_dir, "best.pt")
-        done = f"{self.output_dir} is finished: epoch {loop.epoch} of {c['epochs']}, {loop.t:,} env steps"
-        if c["stop_return"] is not None and self.epochs_at_goal >= c["stop_epochs"]:
+        done = f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps"
+        if stopped_early(c, self.epochs_at_goal):
             how = (f"it stopped early (test return >= {c['stop_return']:g} for "
                    f"{self.epochs_at_goal} epochs in a row), so it trains no further")
         else:
-            how = f"to train on, resume with more epochs: --epochs N with N > {c['epochs']}"
+            how = f"to train on, resume with more epochs: --epochs N with N > {loop.epoch}"
         return f"{done}; best test return {self.best_return:.1f}, its actor-critic in {best}; {how}"
 
     def __enter__(self):
@@ -321,7 +328,7 @@ class Run:
                             os.path.join(self.output_dir, "best.pt"))
         at_goal = c["stop_return"] is not None and test_return >= c["stop_return"]
         self.epochs_at_goal = self.epochs_at_goal + 1 if at_goal else 0
-        if self.epochs_at_goal >= c["stop_epochs"]:
+        if stopped_early(c, self.epochs_at_goal):
             self.total_steps = loop.t  # solved and held: this epoch is the last
             print(f"stopping early: average test return >= {c['stop_return']} for "
                   f"{self.epochs_at_goal} epochs in a row", flush=True)

@@ -231,7 +231,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume)
+                   resume, defaults=asdict(Hyperparameters()))  # for settings newer than a run
     logger = run.logger
 
     torch.manual_seed(hp.seed)
@@ -280,8 +280,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t < hp.start_steps:
                 a = rng.uniform(act_low, act_high).astype(np.float32)
             else:
-                a = get_action(o, hp.act_noise, core.pink_noise(env.seed, hp.max_ep_len, act_dim)[
-                    ep_len] if hp.noise == "pink" else None)
+                pink = core.pink_noise(env.seed, hp.max_ep_len, act_dim) if hp.noise == "pink" else None
+                a = get_action(o, hp.act_noise, None if pink is None else pink[ep_len])
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
             truncated = truncated or ep_len == hp.max_ep_len

@@ -45,6 +45,27 @@ def run_cli(*args, script="td3.py", timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+def one_line_error(code, err):
+    """The one line a user mistake gets: exit 2, ``error: ...`` on stderr, no traceback."""
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and \
+        "Traceback" not in err, err
+    return lines[0]
+
+
+def rows_without_time(run):
+    """A run's progress.txt rows, all columns but Time (the only one a rerun changes)."""
+    from logger import read_progress  # after sys.path has the repository (above)
+    header, rows = read_progress(os.path.join(run, "progress.txt"))
+    i = header.index("Time")
+    return [r[:i] + r[i + 1:] for r in rows]
+
+
+def snapshot(run):
+    """Every file of a run directory, by content."""
+    return {n: open(os.path.join(run, n), "rb").read() for n in sorted(os.listdir(run))}
+
+
 @pytest.fixture
 def pendulum():
     return lambda: gym.make("Pendulum-v1")

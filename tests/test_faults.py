@@ -1,5 +1,4 @@
 """Runs survive faults: SIGKILL at random moments, Ctrl-C, corrupt or foreign files."""
-import hashlib
 import json
 import os
 import random
@@ -13,23 +12,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import ROOT, run_cli
-from logger import is_temp_file, read_progress
+from conftest import ROOT, rows_without_time, run_cli, snapshot
+from logger import read_progress
 
 ARGS = ["--env", "Pendulum-v1", "--epochs", 6, "--steps_per_epoch", 150, "--start_steps", 100,
         "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
         "--replay_size", 10000]
-
-
-def rows_without_time(run):
-    header, rows = read_progress(os.path.join(run, "progress.txt"))
-    i = header.index("Time")
-    return [r[:i] + r[i + 1:] for r in rows]
-
-
-def snapshot(run):
-    return {n: hashlib.sha256(open(os.path.join(run, n), "rb").read()).hexdigest()
-            for n in sorted(os.listdir(run))}
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +129,7 @@ def ckpt_mtime(run):
 
 def temp_files(run):
     try:
-        return [n for n in os.listdir(run) if is_temp_file(n)]
+        return [n for n in os.listdir(run) if n.startswith("ckpt.pt.tmp")]  # this file's writes only
     except FileNotFoundError:
         return []
 

@@ -3,6 +3,7 @@ the early stop and best.pt, checkpoints every save_freq epochs, NaN, temp files,
 import argparse
 import json
 import os
+import shutil
 import signal
 
 import gymnasium as gym
@@ -13,7 +14,7 @@ import torch
 import cli
 import runs
 import td3
-from conftest import SMALL, run_cli
+from conftest import SMALL, one_line_error, run_cli, snapshot
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -28,16 +29,6 @@ def one_epoch_run(tmp_path_factory):
     code, _, err = run_cli(*CLI_SMALL, "--data_dir", d, "--exp_name", "e")
     assert code == 0, err
     return d / "e" / "e_s0"
-
-
-def one_line_error(code, err):
-    lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
-
-
-def snapshot(run):
-    return {n: (run / n).read_bytes() for n in sorted(os.listdir(run))}
 
 
 # ---- a resume keeps its settings: an option is honoured or refused, never dropped ----
@@ -62,13 +53,15 @@ def test_resume_refuses_a_changed_setting(one_epoch_run, option, says):
 
 def test_resume_honours_what_may_change_and_what_equals_the_run(tmp_path, one_epoch_run):
     run = tmp_path / "run"
-    run.mkdir()
-    for name, data in snapshot(one_epoch_run).items():
-        (run / name).write_bytes(data)
+    shutil.copytree(one_epoch_run, run)
     code, out, err = run_cli("--resume", run, "--epochs", 2, "--gamma", 0.98, "--hid", 32,
                              "--env", "Pendulum-v1", "--device", "cpu", "--threads", 1, "--quiet")
     assert code == 0, err
     assert "resuming at env step 200 of 400" in out
+    cmd = cli.parse_td3(["--resume", str(run), "--threads", "1", "--quiet", "--device", "cpu"],
+                        td3.Hyperparameters, td3.SWAP_POINTS)
+    assert cmd.threads == 1 and cmd.kwargs["logger_kwargs"]["progress"] is False
+    assert cmd.kwargs["device"] == "cpu" and cmd.kwargs["gamma"] == 0.98
     assert [r[0] for r in read_progress(run / "progress.txt")[1]] == ["1", "2"]
     assert json.loads((run / "config.json").read_text())["epochs"] == 1  # the run's record
 
@@ -80,6 +73,20 @@ def test_resume_through_the_python_api_refuses_a_changed_setting(tmp_path, pendu
                                             r"keeps its settings"):
         td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), resume=True,
                 gamma=0.9, **SMALL)
+
+
+def test_a_setting_newer_than_the_run_is_compared_with_its_default(tmp_path, pendulum):
+    # A run made before --noise existed has no "noise" in config.json: it used the default.
+    out = tmp_path / "r"
+    td3.td3(pendulum, logger_kwargs=dict(output_dir=str(out), quiet=True), **{**SMALL, "epochs": 1})
+    cfg = json.loads((out / "config.json").read_text())
+    del cfg["noise"]
+    (out / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(cli.UserError, match=r"was run with noise='gaussian', not 'pink'"):
+        td3.td3(pendulum, logger_kwargs=dict(output_dir=str(out), quiet=True), resume=True,
+                noise="pink", **SMALL)
+    msg = one_line_error(*run_cli("--resume", out, "--noise", "pink")[::2])
+    assert "--noise pink: " in msg and "was made with noise='gaussian'" in msg
 
 
 def test_the_command_line_is_parsed_once(monkeypatch, tmp_path):
@@ -105,11 +112,21 @@ def test_resuming_a_finished_run_says_it_is_finished(one_epoch_run):
     before = snapshot(one_epoch_run)
     code, out, err = run_cli("--resume", one_epoch_run)
     assert code == 0, err
-    best = float(read_progress(one_epoch_run / "progress.txt")[1][0][5])  # AverageTestEpRet
-    assert out.strip() == (f"{one_epoch_run} is finished: epoch 1 of 1, 200 env steps; best test "
+    header, rows = read_progress(one_epoch_run / "progress.txt")
+    best = float(rows[0][header.index("AverageTestEpRet")])
+    assert out.strip() == (f"{one_epoch_run} is finished: 1 epochs, 200 env steps; best test "
                            f"return {best:.1f}, its actor-critic in {one_epoch_run / 'best.pt'}; to "
                            f"train on, resume with more epochs: --epochs N with N > 1")
     assert snapshot(one_epoch_run) == before
+
+
+def test_a_run_trained_on_then_resumed_again_says_how_far_it_got(tmp_path, one_epoch_run):
+    run = tmp_path / "run"
+    shutil.copytree(one_epoch_run, run)
+    assert run_cli("--resume", run, "--epochs", 2)[0] == 0
+    code, out, err = run_cli("--resume", run)  # config.json still says epochs 1
+    assert code == 0, err
+    assert "is finished: 2 epochs, 400 env steps" in out and "--epochs N with N > 2" in out
 
 
 class Fading(gym.Env):
@@ -148,7 +165,7 @@ def test_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(tmp
     td3.td3(Fading, stop_return=-1e9, stop_epochs=3, resume=True, logger_kwargs=dict(
         output_dir=str(out), quiet=True), **kw)
     said = capsys.readouterr().out
-    assert "is finished: epoch 3 of 10" in said and "stopped early" in said and "trains no further" in said
+    assert "is finished: 3 epochs" in said and "stopped early" in said and "trains no further" in said
     assert len(read_progress(out / "progress.txt")[1]) == 3
 
 
@@ -192,10 +209,8 @@ def test_nan_in_the_second_epoch_keeps_the_first_epochs_checkpoint(tmp_path):
 # ---- temp files: only the ones a killed write leaves are cleaned up ----
 def test_resume_removes_only_the_checkpoint_writers_temp_files(tmp_path, one_epoch_run):
     run = tmp_path / "run"
-    run.mkdir()
-    for name, data in snapshot(one_epoch_run).items():
-        (run / name).write_bytes(data)
-    mine = ["notes.tmpl", "my.tmp", "ckpt.pt.tmpfile", "ideas.tmp.txt"]
+    shutil.copytree(one_epoch_run, run)
+    mine = ["notes.tmpl", "my.tmp", "ckpt.pt.tmpfile", "ideas.tmp.txt", "notes.tmp2"]
     for name in mine + ["ckpt.pt.tmp4242", "progress.txt.tmp17"]:
         (run / name).write_text("x")
     code, _, err = run_cli("--resume", run, "--epochs", 2)

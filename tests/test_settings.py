@@ -2,6 +2,7 @@
 side effects, and rows pinned from a short run."""
 import json
 import os
+import platform
 import signal
 import subprocess
 from dataclasses import fields
@@ -85,7 +86,6 @@ def test_cli_and_python_api_write_the_same_config(tmp_path):
 def cpu_from_the_system():
     """The CPU model as /proc/cpuinfo (or, without it, the platform) names it, read here and
     not through runs.cpu_model, so that a wrong record cannot pass by agreeing with itself."""
-    import platform
     try:
         with open("/proc/cpuinfo") as f:
             return next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))

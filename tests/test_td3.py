@@ -9,7 +9,7 @@ import torch
 
 import td3
 from buffer import ReplayBuffer
-from conftest import SMALL, CountEnv, run_cli
+from conftest import SMALL, CountEnv, one_line_error, rows_without_time, run_cli
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -20,12 +20,6 @@ COLUMNS = ["Epoch", "AverageEpRet", "StdEpRet", "MaxEpRet", "MinEpRet", "Average
            "StdTestEpRet", "MaxTestEpRet", "MinTestEpRet", "EpLen", "TestEpLen",
            "TotalEnvInteracts", "AverageQ1Vals", "StdQ1Vals", "MaxQ1Vals", "MinQ1Vals",
            "AverageQ2Vals", "StdQ2Vals", "MaxQ2Vals", "MinQ2Vals", "LossPi", "LossQ", "Time"]
-
-
-def rows_without_time(path):
-    header, rows = read_progress(os.path.join(path, "progress.txt"))
-    i = header.index("Time")
-    return [r[:i] + r[i + 1:] for r in rows]
 
 
 def final_weights(path):
@@ -129,12 +123,6 @@ def test_short_pendulum_run_learns(tmp_path):
 
 
 # ---- bad input: one line on stderr, exit code 2, no traceback ----
-def one_line_error(code, err):
-    assert code == 2, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err
-    return lines[0]
-
 
 def test_unknown_env_suggests_close_ids(tmp_path):
     msg = one_line_error(*run_cli("--env", "BipedalWalker-v9", "--data_dir", tmp_path)[::2])
