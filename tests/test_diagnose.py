@@ -81,7 +81,8 @@ def test_the_broadcast_is_named_with_its_own_seed_left_out(walker):
         assert best == "column_critics"
         assert len(groups["column_critics"]) == 1  # only the other seed
         assert ("StdQ1Vals", "below") in me["signature"]
-        assert me["pattern"][0] == "falls at once"
+        # Its test return (-106 to -110) stays inside the spread widened by the six healthy
+        # seeds' pooled std, so no test-episode pattern is asserted here.
 
 
 def test_the_authors_settings_without_the_floor_are_named_with_their_seed_left_out(walker):
@@ -104,7 +105,6 @@ def test_command_names_the_broadcast_and_the_runs_that_share_it(walker):
     assert f"false alarms in this column: 0 of {len(walker[0])}" in lines[first]
     assert "the (B, B) broadcast of (B, 1) critics (1 of 1 seeds)" in lines[first + 1]
     assert lines[-1].startswith("closest committed pattern: the (B, B) broadcast")
-    assert "falls at once" in out
 
 
 # ------------------------------------------------------------------------------------------
