@@ -394,3 +394,26 @@ def test_summary_counts_threshold_and_steps_to_it(tmp_path):
     line = sweep.progress_line(runs, 30_000, 100.0)
     assert "runs: 2 done, 0 failed, 1 to go | 90,000 env steps | 600 env steps/s" in line
     assert "~2m13s left" in line  # the unfinished run's 80,000 steps left, at 600 a second
+
+
+def test_a_run_made_before_a_setting_existed_is_compared_with_its_default(tmp_path):
+    # A run directory whose config.json has no "noise" (made before --noise existed) used the
+    # default; a sweep asking for --noise pink there must refuse, not count it as its run.
+    import cli
+    import sweep
+    import td3
+    args = ["--env", "Pendulum-v1", "--seeds", "0", "--data_dir", str(tmp_path), *map(str, SMALL)]
+    plan = sweep.plan_runs(*sweep.parse_args(args))
+    run = plan[0]["run_dir"]
+    os.makedirs(run)
+    _, kwargs, _, _ = cli.parse_td3(plan[0]["argv"], td3.Hyperparameters, td3.SWAP_POINTS)
+    hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
+                                if k in td3.Hyperparameters.__dataclass_fields__})
+    _, config = td3.resolve(gym.make("Pendulum-v1"), hp, ac_kwargs=kwargs["ac_kwargs"],
+                            **{k: kwargs[k] for k in td3.SWAP_POINTS})
+    del config["noise"]
+    with open(os.path.join(run, "config.json"), "w") as f:
+        json.dump(config, f)
+    assert sweep.plan_runs(*sweep.parse_args(args))[0]["state"] == "new"  # the same run
+    with pytest.raises(cli.UserError, match=r"was run with noise='gaussian', not 'pink'"):
+        sweep.plan_runs(*sweep.parse_args([*args, "--noise", "pink"]))
