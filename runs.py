@@ -108,9 +108,10 @@ def load_checkpoint(path, map_location="cpu"):
                          f"checkpoint ({type(e).__name__})") from None
 
 
-def run_status(run_dir):
-    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch
-    reached, or stopped early), from the checkpoint and config.json; sweep.py asks this."""
+def run_status(run_dir, epochs=None):
+    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch,
+    or ``epochs`` when given, reached, or stopped early), from the checkpoint and
+    config.json; sweep.py asks this with its own --epochs."""
     path = os.path.join(run_dir, "ckpt.pt")
     if not os.path.exists(path):
         return "new"
@@ -119,7 +120,7 @@ def run_status(run_dir):
         ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception:
         return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
-    done = ckpt["t"] >= config["steps_per_epoch"] * config["epochs"]
+    done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
     return "finished" if done or stopped_early(config, ckpt["epochs_at_goal"]) else "unfinished"
 
 

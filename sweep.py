@@ -7,7 +7,8 @@ A variant is an ablation or a port's mistake (notebooks/port_mistakes.py, run as
 ``td3-<env>-<mistake>``). Every run is checked as td3.py checks it before Ray starts, then
 is a Ray task with one CPU that runs ``td3.py ... --threads 1`` into ``sweep.log`` in its
 run directory, resuming from the checkpoint if there is one: retries resume, and the same
-command run again after Ctrl-C or a kill skips finished runs and resumes the others.
+command run again after Ctrl-C or a kill skips finished runs and resumes the others (with
+a larger --epochs, finished runs train on to it).
 Exit status: 0 all finished, 1 a run failed after its retries, 2 bad input, 130 interrupted.
 """
 import contextlib
@@ -106,6 +107,7 @@ def plan_runs(args, td3_options):
                 made_by[run_dir] = variant
                 plan.append(dict(env=env_id, variant=variant, seed=seed, argv=argv,
                                  run_dir=run_dir, state=check_run_dir(run_dir, config),
+                                 epochs=config["epochs"],
                                  total=config["epochs"] * config["steps_per_epoch"]))
     for env in envs.values():
         env.close()
@@ -113,23 +115,23 @@ def plan_runs(args, td3_options):
 
 
 def check_run_dir(run_dir, config):
-    """The run's status (runs.run_status), refusing a directory that holds another
-    configuration's run (a rerun with other options would mix the two) or a run without
-    a config.json."""
+    """The run's status (runs.run_status) at the sweep's --epochs, refusing a directory that
+    holds another configuration's run (a rerun with other options would mix the two) or a
+    run without a config.json. A run made with fewer epochs is unfinished: it trains on."""
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir",
                             defaults=dataclasses.asdict(td3.Hyperparameters()))  # newer settings
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
-    return runs.run_status(run_dir)
+    return runs.run_status(run_dir, config["epochs"])
 
 
 class RunFailed(Exception):
     """td3.py ended with an error; Ray retries the task, which resumes from the checkpoint."""
 
 
-def run_one(run_dir, argv, cwd, code_dir, marker):
+def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
     """Train or resume one run in a Ray worker: "finished" or "interrupted", or RunFailed.
     The worker imports nothing of the project (torch would cost each worker ~200 MB)."""
     if marker and not os.path.exists(marker):
@@ -155,7 +157,8 @@ def run_one(run_dir, argv, cwd, code_dir, marker):
                   f" {'resume' if resume else 'start'}\n")
         log.flush()
         td3_py = os.path.join(code_dir or os.getcwd(), "td3.py")
-        argv = ["--resume", run_dir, "--threads", "1"] if resume else argv
+        if resume:  # --epochs: the sweep's, which may be more than the run was started with
+            argv = ["--resume", run_dir, "--epochs", str(epochs), "--threads", "1"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         p = subprocess.Popen([sys.executable, "-c", CHILD, str(os.getpid()), td3_py, *argv],
                              cwd=cwd, env=dict(env, OMP_NUM_THREADS="1"), stdin=subprocess.DEVNULL,
@@ -222,7 +225,7 @@ def run_sweep(args, plan):
         print(f"Ray {ray.__version__} started in {time.time() - t0:.1f} s: "
               f"{ray.cluster_resources().get('CPU', 0):.0f} CPUs, {on}", flush=True)
         task = ray.remote(num_cpus=1, max_retries=args.retries, retry_exceptions=[RunFailed])(run_one)
-        pending = {task.remote(r["run_dir"], r["argv"], **where): r
+        pending = {task.remote(r["run_dir"], r["argv"], r["epochs"], **where): r
                    for r in plan if r["state"] != "finished"}
         start_steps, t0, last = steps_done(plan), time.time(), time.time()
         while pending:
@@ -239,7 +242,8 @@ def run_sweep(args, plan):
         if pending:
             ray.wait(list(pending), num_returns=len(pending), timeout=300)
         for r in pending.values():
-            r["state"] = "finished" if runs.run_status(r["run_dir"]) == "finished" else "interrupted"
+            r["state"] = "finished" if runs.run_status(r["run_dir"], r["epochs"]) == "finished" \
+                else "interrupted"
         return 130
     finally:
         if where["marker"] and os.path.exists(where["marker"]):

@@ -417,3 +417,29 @@ def test_a_run_made_before_a_setting_existed_is_compared_with_its_default(tmp_pa
     assert sweep.plan_runs(*sweep.parse_args(args))[0]["state"] == "new"  # the same run
     with pytest.raises(cli.UserError, match=r"was run with noise='gaussian', not 'pink'"):
         sweep.plan_runs(*sweep.parse_args([*args, "--noise", "pink"]))
+
+
+def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path, env):
+    # A finished run of 2 epochs, swept again with --epochs 3, is not "finished": it resumes
+    # with --epochs 3 and ends as a 3-epoch run does (python td3.py, same seed), not skipped.
+    import sweep
+    args = ["--env", "Pendulum-v1", "--seeds", "0", "--data_dir", str(tmp_path / "sweep"),
+            *map(str, SMALL)]
+
+    def plan(epochs):
+        return sweep.plan_runs(*sweep.parse_args([*args, "--epochs", str(epochs)]))[0]
+
+    run = plan(2)
+    assert run["state"] == "new"
+    assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
+    assert plan(2)["state"] == "finished"
+    run = plan(3)
+    assert run["state"] == "unfinished"  # "finished" when the sweep read the run's own epochs
+    assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
+    assert plan(3)["state"] == "finished" and plan(1)["state"] == "finished"
+    by_hand = [*TINY, "--epochs", 3, "--seed", 0, "--data_dir", tmp_path / "hand", "--threads", 1]
+    assert subprocess.run([sys.executable, "td3.py", *map(str, by_hand)], cwd=ROOT, env=env,
+                          capture_output=True).returncode == 0
+    rows = [progress(tmp_path / d / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0") for d in ("sweep", "hand")]
+    assert [r[0] for r in rows[0]] == ["Epoch", "1", "2", "3"]
+    assert rows[0] == rows[1]  # (progress(): every column but Time)
