@@ -157,8 +157,7 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
                   f" {'resume' if resume else 'start'}\n")
         log.flush()
         td3_py = os.path.join(code_dir or os.getcwd(), "td3.py")
-        if resume:  # --epochs: the sweep's, which may be more than the run was started with
-            argv = ["--resume", run_dir, "--epochs", str(epochs), "--threads", "1"]
+        argv = resume_argv(run_dir, argv, epochs) if resume else argv
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         p = subprocess.Popen([sys.executable, "-c", CHILD, str(os.getpid()), td3_py, *argv],
                              cwd=cwd, env=dict(env, OMP_NUM_THREADS="1"), stdin=subprocess.DEVNULL,
@@ -175,6 +174,19 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
     with open(os.path.join(path, LOG), errors="replace") as f:
         last = ([ln.strip() for ln in f if ln.strip()] or ["no output"])[-1]
     raise RunFailed(f"exit {p.returncode}: {last}")
+
+
+def resume_argv(run_dir, argv, epochs):
+    """td3.py's command that resumes a run: the settings come from its config.json, and what a
+    resume may change from the sweep's command: --epochs (more trains a finished run on),
+    --device and --quiet."""
+    out = ["--resume", run_dir, "--epochs", str(epochs), "--threads", "1"]
+    for i, a in enumerate(argv):
+        if a == "--device":
+            out += argv[i:i + 2]
+        elif a.startswith("--device=") or a == "--quiet":
+            out.append(a)
+    return out
 
 
 def start_ray(args):

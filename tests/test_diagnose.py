@@ -104,7 +104,7 @@ def test_command_names_the_broadcast_and_the_runs_that_share_it(walker):
     # The step printed is the rule's (it moves as healthy runs are committed): the earliest
     # finding of this run against the committed healthy runs, the spread's lower side.
     top = diagnose.findings(diagnose.load_run(COLUMN_S0), walker[0])[0]
-    assert (top["col"], top["side"]) == ("StdQ1Vals", "below")
+    assert (top["col"], top["side"]) == ("StdQ1Vals", "below") and top["start"] < top["known"]
     assert f"from {top['start']:,} steps (known at {top['known']:,})" in lines[first]
     assert f"false alarms in this column: 0 of {len(walker[0])}" in lines[first]
     assert "the (B, B) broadcast of (B, 1) critics (1 of 1 seeds)" in lines[first + 1]
@@ -186,7 +186,8 @@ def test_spinning_up_names_without_average_or_std_columns(tmp_path, walker):
     assert not any(c in ("StdQ1Vals", "TestQBias") for sigs in groups.values()
                    for sig in sigs for c, _ in sig)
     critic = {("AverageQ1Vals", "below"), ("LossPi", "above")}
-    assert critic <= set(me["signature"]) and critic <= set(groups["column_critics"][0])
+    (other,) = groups["column_critics"]  # the committed seed that is not this file
+    assert critic <= set(me["signature"]) and critic <= set(other)
 
 
 # ------------------------------------------------------------------------------------------

@@ -162,6 +162,7 @@ def test_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(tmp
     assert best["epoch"] == 1 and best["test_return"] == returns[0] != returns[-1]
     ckpt = load_checkpoint(out / "ckpt.pt")
     assert (ckpt["epoch"], ckpt["epochs_at_goal"]) == (3, 3) and runs.run_status(out) == "finished"
+    assert runs.run_status(out, 100) == "finished"  # a sweep with more epochs leaves it as it is
     td3.td3(Fading, stop_return=-1e9, stop_epochs=3, resume=True, logger_kwargs=dict(
         output_dir=str(out), quiet=True), **kw)
     said = capsys.readouterr().out

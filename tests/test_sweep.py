@@ -436,7 +436,11 @@ def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path, env):
     run = plan(3)
     assert run["state"] == "unfinished"  # "finished" when the sweep read the run's own epochs
     assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
-    assert plan(3)["state"] == "finished" and plan(1)["state"] == "finished"
+    assert plan(3)["state"] == "finished" and plan(1)["state"] == "finished"  # 1: nothing to do
+    # What a resume may change comes from the sweep's command; the rest from config.json.
+    assert sweep.resume_argv("R", [*run["argv"], "--device", "cpu", "--quiet"], 4) == [
+        "--resume", "R", "--epochs", "4", "--threads", "1", "--device", "cpu", "--quiet"]
+    assert sweep.resume_argv("R", ["--device=cpu", "--gamma", "0.9"], 4)[-1] == "--device=cpu"
     by_hand = [*TINY, "--epochs", 3, "--seed", 0, "--data_dir", tmp_path / "hand", "--threads", 1]
     assert subprocess.run([sys.executable, "td3.py", *map(str, by_hand)], cwd=ROOT, env=env,
                           capture_output=True).returncode == 0
