@@ -81,7 +81,7 @@ def test_the_broadcast_is_named_with_its_own_seed_left_out(walker):
         assert best == "column_critics"
         assert len(groups["column_critics"]) == 1  # only the other seed
         assert ("StdQ1Vals", "below") in me["signature"]
-        # Its test return (-106 to -110) stays inside the spread widened by the six healthy
+        # Its test return (-106 to -110) stays inside the spread widened by the healthy
         # seeds' pooled std, so no test-episode pattern is asserted here.
 
 
