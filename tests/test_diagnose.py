@@ -93,8 +93,8 @@ def test_the_authors_settings_without_the_floor_are_named_with_their_seed_left_o
         assert best == "authors_defaults" and len(groups["authors_defaults"]) == 1
         assert ("LossQ", "above") in me["signature"]
         # (Its test-episode pattern is printed only while the test return is outside the
-        # healthy spread; with seed 14 among the healthy runs, which stood at the time limit
-        # in early epochs, seed 0's return stays inside it.)
+        # healthy spread; with the slow healthy seeds committed later, seed 0's return stays
+        # inside it.)
 
 
 def test_command_names_the_broadcast_and_the_runs_that_share_it(walker):
