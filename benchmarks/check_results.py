@@ -141,6 +141,9 @@ EP_LEN_EPOCHS = 10  # TestEpLen is averaged over this many last epochs (LunarLan
 # config.json keys that differ between runs of one configuration; not a difference of settings
 NOT_SETTINGS = {"seed", "exp_name", "logger_kwargs", "git", "cpu", "versions", "torch_threads",
                 "resume"}
+# Settings added to td3.py after some committed runs were made, with the value those runs
+# behaved as (their config.json lacks the key): before --noise, exploration was Gaussian.
+ADDED_LATER = {"noise": "gaussian"}
 
 
 def threshold(env_id):
@@ -351,8 +354,9 @@ def differences(cfg, base_cfgs):
     """What a candidate's config.json sets otherwise than the baseline's (same seed if any)."""
     ref = next((c for c in base_cfgs if c["seed"] == cfg["seed"]), base_cfgs[-1])
     keys = sorted((set(cfg) | set(ref)) - NOT_SETTINGS)
-    diff = [f"{k} {cfg.get(k)!r} (baseline {ref.get(k)!r})" for k in keys
-            if cfg.get(k) != ref.get(k)]
+    get = lambda c, k: c.get(k, ADDED_LATER.get(k))  # noqa: E731
+    diff = [f"{k} {get(cfg, k)!r} (baseline {get(ref, k)!r})" for k in keys
+            if get(cfg, k) != get(ref, k)]
     return ", ".join(diff) or "nothing besides the seed, the names and the machine"
 
 
