@@ -83,6 +83,10 @@ def number_none_or_auto(s):
     return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
 
 
+def number_or_auto(s):
+    return "auto" if s.lower() == "auto" else float(s)
+
+
 def integer_or_none(s):
     return None if s.lower() == "none" else int(s)
 
@@ -92,6 +96,8 @@ COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
 RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
 SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
 DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
+DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
+                        lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
 POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
 SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
 ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",

@@ -45,7 +45,8 @@ def test_bad_value_is_one_line_and_writes_nothing(name, tmp_path, capsys):
 
 def test_bad_value_from_the_command_line(tmp_path):
     code, out, err = run_cli("--env", "Pendulum-v1", "--gamma", 1.5, "--data_dir", tmp_path)
-    assert code == 2 and err.strip() == "error: --gamma must be in (0, 1], got 1.5"
+    assert code == 2 and err.strip() == ("error: --gamma must be in (0, 1] or 'auto' (the "
+                                         "env's default), got 1.5")
     assert os.listdir(tmp_path) == []
 
 

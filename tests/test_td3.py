@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import cli
 import td3
 from buffer import ReplayBuffer
 from conftest import SMALL, CountEnv, one_line_error, rows_without_time, run_cli
@@ -93,6 +94,26 @@ def test_settings_left_to_the_env_are_resolved_from_it():
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (200, None, None)
     hp = td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no limit
     assert hp.max_ep_len == 1000
+
+
+def test_discount_left_to_the_env():
+    gamma = lambda env_id, **given: td3.resolve_env_defaults(  # noqa: E731
+        td3.Hyperparameters(**given), gym.make(env_id)).gamma
+    assert td3.Hyperparameters().gamma == "auto"
+    assert gamma("LunarLanderContinuous-v3") == 0.99
+    assert gamma("LunarLanderContinuous-v3", gamma=0.98) == 0.98  # given wins
+    assert gamma("BipedalWalker-v3") == gamma("Pendulum-v1") == 0.98
+    assert td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv()).gamma == 0.98
+
+
+def test_discount_on_the_command_line_and_in_config_json(tmp_path):
+    env_id, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto"],
+                                         td3.Hyperparameters, td3.SWAP_POINTS)
+    assert kwargs["gamma"] == "auto"
+    out = str(tmp_path / "lander")
+    td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
+        output_dir=out, quiet=True), **{**SMALL, "epochs": 1, "num_test_episodes": 1})
+    assert cli.read_config(out)["gamma"] == 0.99  # the value used, never "auto"
 
 
 def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):

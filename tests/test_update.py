@@ -134,3 +134,17 @@ def test_update_equals_plain_reference(n_updates):
     pi_changed = not torch.equal(flat(ac.pi), flat(make_pair(hid=64)[0].pi))
     assert pi_changed == (n_updates >= 2)
     assert _max_diff(ac, ac_targ, ref) < TOL
+
+
+def test_update_without_an_env_takes_the_general_discount():
+    # build_update knows no env, so a gamma left at "auto" is the general 0.98.
+    b = random_batches(1, batch_size=8, obs_dim=3, act_dim=2)[0]
+    critics = {}
+    for gamma in ("auto", 0.98, 0.99):
+        ac, ac_targ = small_ac()
+        update, _, _ = td3.build_update(ac, ac_targ, **({} if gamma == "auto" else dict(gamma=gamma)))
+        torch.manual_seed(5)
+        update(b, n_updates=1)
+        critics[gamma] = flat(ac.q1)
+    assert torch.equal(critics["auto"], critics[0.98])
+    assert not torch.equal(critics["auto"], critics[0.99])
