@@ -98,6 +98,8 @@ SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
 DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
 DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
                         lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
+NOISE = Rule("gaussian, pink or 'auto' (the env's default)",
+             lambda v: v in ("gaussian", "pink", "auto"))
 POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
 SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
 ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
@@ -109,9 +111,18 @@ DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
                                                 (v.startswith("cuda:") and v[5:].isdigit())))
 
 
-def setting(default, rule, doc):
-    """A dataclass field with its rule and a one-line description (the CLI's help)."""
-    return field(default=default, metadata=dict(rule=rule, doc=doc))
+def setting(default, rule, doc, before=None):
+    """A dataclass field with its rule and a one-line description (the CLI's help).
+    ``before``: what runs made before the setting existed had, where that is not its default
+    (their config.json has no such key; ``older_runs``)."""
+    return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
+
+
+def older_runs(settings_class):
+    """The value of each setting in a run whose config.json lacks it, made before the setting
+    existed: the value the code had then (``before``), else the default."""
+    return {f.name: f.metadata["before"] if f.metadata.get("before") is not None else f.default
+            for f in fields(settings_class)}
 
 
 def check_settings(settings, prefix=""):
@@ -312,8 +323,8 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     output_dir = args["resume"]
     config = read_config(output_dir, checkpoint=True)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
-    made_with = {f.name: config.get(f.name, f.default) for f in fields(settings_class)}  # a
-    # setting newer than the run was at its default there
+    made_with = {k: config.get(k, v) for k, v in older_runs(settings_class).items()}  # a
+    # setting newer than the run had the value the code had then
     made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
                      env=config["env_id"])
     given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)
@@ -335,7 +346,7 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
             shown = shlex.join([option] if option.startswith("--no_") else [option, str(value)])
             raise UserError(f"{shown}: {output_dir} was made with {name}={made_with[name]!r}; a "
                             f"resumed run keeps its settings ({MAY_CHANGE})")
-    hparams = {f.name: config[f.name] for f in fields(settings_class) if f.name in config}
+    hparams = {f.name: made_with[f.name] for f in fields(settings_class)}
     hparams.update({k: args[k] for k in ("epochs", "device") if k in args})
     ac_kwargs = dict(config["ac_kwargs"], hidden_sizes=tuple(sizes))
     swaps = {k: made_with[k] for k in swap_points}

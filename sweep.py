@@ -12,7 +12,6 @@ a larger --epochs, finished runs train on to it).
 Exit status: 0 all finished, 1 a run failed after its retries, 2 bad input, 130 interrupted.
 """
 import contextlib
-import dataclasses
 import fcntl
 import os
 import secrets
@@ -121,7 +120,7 @@ def check_run_dir(run_dir, config):
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir",
-                            defaults=dataclasses.asdict(td3.Hyperparameters()))  # newer settings
+                            defaults=cli.older_runs(td3.Hyperparameters))  # newer settings
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir, config["epochs"])

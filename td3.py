@@ -26,8 +26,8 @@ import cli
 import core
 import runs
 from buffer import ReplayBuffer
-from cli import (COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, POLYAK, POSITIVE, RATE,
-                 SCALE, SWITCH, UserError, setting)
+from cli import (COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK, POSITIVE,
+                 RATE, SCALE, SWITCH, UserError, setting)
 
 
 # ------------------------------------------------------------------------------------------
@@ -52,8 +52,9 @@ class Hyperparameters:
     update_after: int = setting(1000, COUNT, "no update before this many env steps")
     update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
     act_noise: float = setting(0.1, SCALE, "exploration noise std, in action half-ranges")
-    noise: str = setting("gaussian", cli.Rule("gaussian or pink", lambda v: v in ("gaussian", "pink")),
-                         "exploration noise: gaussian (new at each step) or pink (1/f, one per episode)")
+    noise: str = setting("auto", NOISE, "exploration noise: gaussian (new at each step) or "
+                         "pink (1/f, one per episode); auto: pink on LunarLanderContinuous-v3, "
+                         "else gaussian", before="gaussian")
     target_noise: float = setting(0.2, SCALE, "trick 3's noise std on the target action, "
                                               "in action half-ranges; 0 turns it off")
     noise_clip: float = setting(0.5, SCALE, "clip of trick 3's noise, in action half-ranges")
@@ -61,7 +62,8 @@ class Hyperparameters:
                                              "many critic updates; 1 turns it off")
     twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
     reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it "
-                                                 "are raised to it; auto: -10 on BipedalWalker-v3")
+                                                 "are raised to it; auto: -10 on BipedalWalker-v3 "
+                                                 "and LunarLanderContinuous-v3, else None")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
     stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test return "
@@ -80,12 +82,14 @@ class Hyperparameters:
 
 # What a setting left at "auto" takes: the env's value in ENV_DEFAULTS, else the general one
 # here. Each per-env value is measured on seeds it was not chosen on, see docs/defaults.md.
-GENERAL_DEFAULTS = dict(gamma=0.98, reward_floor=None, stop_return=None)
-# BipedalWalker-v3 gives -100 for a fall: flooring it keeps the critic from learning that
-# standing still is the safest plan. On LunarLanderContinuous-v3 the +100 for landing counts
-# for more from far away at 0.99 than at 0.98: with 0.98 its landers learned to hover.
+GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
+# Both envs give -100 for a crash or a fall: flooring it keeps the critic from learning that
+# standing still (BipedalWalker-v3) or hovering (LunarLanderContinuous-v3) is the safest plan.
+# On LunarLanderContinuous-v3 the +100 for landing also counts for more from far away at 0.99
+# than at 0.98, and pink noise's longer pushes explore the descent; with 0.98, Gaussian noise
+# and no floor, its landers learned to hover.
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
-                "LunarLanderContinuous-v3": dict(gamma=0.99)}
+                "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0)}
 
 
 # ------------------------------------------------------------------------------------------
@@ -238,7 +242,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, defaults=asdict(Hyperparameters()))  # for settings newer than a run
+                   resume, defaults=cli.older_runs(Hyperparameters))  # settings newer than a run
     logger = run.logger
 
     torch.manual_seed(hp.seed)

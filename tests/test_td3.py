@@ -1,5 +1,6 @@
 """td3(): run files, Gymnasium semantics, determinism, resume, learning, CLI errors."""
 import importlib.util
+import json
 import os
 
 import gymnasium as gym
@@ -96,24 +97,57 @@ def test_settings_left_to_the_env_are_resolved_from_it():
     assert hp.max_ep_len == 1000
 
 
-def test_discount_left_to_the_env():
-    gamma = lambda env_id, **given: td3.resolve_env_defaults(  # noqa: E731
-        td3.Hyperparameters(**given), gym.make(env_id)).gamma
-    assert td3.Hyperparameters().gamma == "auto"
-    assert gamma("LunarLanderContinuous-v3") == 0.99
-    assert gamma("LunarLanderContinuous-v3", gamma=0.98) == 0.98  # given wins
-    assert gamma("BipedalWalker-v3") == gamma("Pendulum-v1") == 0.98
-    assert td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv()).gamma == 0.98
+def test_settings_left_to_the_env_per_env():
+    resolved = lambda env_id, **given: td3.resolve_env_defaults(  # noqa: E731
+        td3.Hyperparameters(**given), gym.make(env_id))
+    hp = td3.Hyperparameters()
+    assert (hp.gamma, hp.noise, hp.reward_floor) == ("auto", "auto", "auto")
+    lander = resolved("LunarLanderContinuous-v3")
+    assert (lander.gamma, lander.noise, lander.reward_floor) == (0.99, "pink", -10.0)
+    walker = resolved("BipedalWalker-v3")
+    assert (walker.gamma, walker.noise, walker.reward_floor) == (0.98, "gaussian", -10.0)
+    pendulum = resolved("Pendulum-v1")
+    assert (pendulum.gamma, pendulum.noise, pendulum.reward_floor) == (0.98, "gaussian", None)
+    other = td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no id
+    assert (other.gamma, other.noise, other.reward_floor) == (0.98, "gaussian", None)
+    # what is given wins, and each per-env default has its way off
+    off = resolved("LunarLanderContinuous-v3", gamma=0.98, noise="gaussian", reward_floor=None)
+    assert (off.gamma, off.noise, off.reward_floor) == (0.98, "gaussian", None)
+    on = resolved("Pendulum-v1", gamma=0.99, noise="pink", reward_floor=-10.0)
+    assert (on.gamma, on.noise, on.reward_floor) == (0.99, "pink", -10.0)
 
 
-def test_discount_on_the_command_line_and_in_config_json(tmp_path):
-    env_id, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto"],
-                                         td3.Hyperparameters, td3.SWAP_POINTS)
-    assert kwargs["gamma"] == "auto"
+def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
+    _, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto",
+                                     "--noise", "auto"], td3.Hyperparameters, td3.SWAP_POINTS)
+    assert (kwargs["gamma"], kwargs["noise"]) == ("auto", "auto")
+    _, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "0.98",
+                                     "--noise", "gaussian", "--no_reward_floor"],
+                                    td3.Hyperparameters, td3.SWAP_POINTS)
+    assert (kwargs["gamma"], kwargs["noise"], kwargs["reward_floor"]) == (0.98, "gaussian", None)
     out = str(tmp_path / "lander")
     td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
         output_dir=out, quiet=True), **{**SMALL, "epochs": 1, "num_test_episodes": 1})
-    assert cli.read_config(out)["gamma"] == 0.99  # the value used, never "auto"
+    config = cli.read_config(out)  # the values used, never "auto"
+    assert (config["gamma"], config["noise"], config["reward_floor"]) == (0.99, "pink", -10.0)
+
+
+def test_a_run_from_before_noise_was_left_to_the_env_resumes_with_gaussian_noise(tmp_path):
+    # Its config.json has no "noise": it explored with Gaussian noise, the only kind then. A
+    # resume must keep that, not take LunarLander's pink noise of today's "auto".
+    out = tmp_path / "lander"
+    kw = {**SMALL, "epochs": 1, "num_test_episodes": 1}
+    td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
+        output_dir=str(out), quiet=True), noise="gaussian", **kw)
+    config = json.loads((out / "config.json").read_text())
+    del config["noise"]
+    (out / "config.json").write_text(json.dumps(config))
+    code, _, err = run_cli("--resume", out, "--epochs", 2, "--quiet")
+    assert code == 0, err
+    assert len(rows_without_time(out)) == 2
+    assert json.loads((out / "config.json").read_text()).get("noise", "gaussian") == "gaussian"
+    msg = one_line_error(*run_cli("--resume", out, "--noise", "pink")[::2])
+    assert "was made with noise='gaussian'" in msg
 
 
 def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
