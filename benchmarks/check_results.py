@@ -21,7 +21,8 @@ results/defaults (the TD3 authors' settings) at 200,000.
 The screen of new defaults (docs/defaults.md#screening-new-defaults) instead: per env
 (BipedalWalker-v3 by 150,000 env steps, LunarLanderContinuous-v3 by 300,000; thresholds from
 gymnasium's reward_threshold, 300 and 200) and per configuration (a directory of runs: the
-baseline results/<env>/, each candidate results/screen/<candidate>/), each seed's first env step
+baseline results/<env>/, or results/screen/baseline/ for an env whose defaults changed, each
+candidate results/screen/<candidate>/, and then results/<env>/), each seed's first env step
 at the threshold, the step at which the default early stop (3 epochs in a row at the threshold)
 would have fired, the later epochs at the threshold, the final return and, on
 LunarLanderContinuous-v3, the mean TestEpLen of the last 10 epochs (a lander that hovers shows
@@ -382,13 +383,14 @@ def screen(baselines, candidates, seeds=None):
           "reached the limit or its own early stop ended it (docs/defaults.md).")
     for env_id, limit in STEP_LIMITS.items():
         thr = threshold(env_id)
-        base = one_per_seed([r for top in baselines for r in config_runs(top, env_id, seeds)])
+        per_dir = [(top, config_runs(top, env_id, seeds)) for top in baselines]
+        base = one_per_seed([r for _, runs in per_dir for r in runs])
         cands = [(top, one_per_seed(config_runs(top, env_id, seeds))) for top in candidates]
         if not base and not any(runs for _, runs in cands):
             continue
         print(f"{env_id}: threshold {thr:g} (gymnasium reward_threshold) by {limit:,} env steps")
         base_screen = [m for _, m in base if m["seed"] >= SCREEN_SEEDS_FROM]
-        for kind, label, runs in ([("baseline", ", ".join(map(label_of, baselines)), base)]
+        for kind, label, runs in ([("baseline", ", ".join(label_of(t) for t, r in per_dir if r), base)]
                                   + [("candidate", label_of(top), runs) for top, runs in cands]):
             if not runs:
                 continue
@@ -429,7 +431,8 @@ if __name__ == "__main__":
                         "(default: every directory in results/screen/)")
     p.add_argument("--baseline", action="append", metavar="DIR",
                    help="with --screen: a directory of the baseline's runs, once per directory "
-                        "(default: results/<env>/ of each screened env)")
+                        "(default: results/<env>/ of each screened env, or results/screen/"
+                        "baseline/ where it holds the env's runs)")
     p.add_argument("--seeds", type=seed_set, metavar="S",
                    help="with --screen: only these seeds, e.g. 10-14 or 0-2,10-19 (default: "
                         "every seed found)")
@@ -443,10 +446,17 @@ if __name__ == "__main__":
         if not os.path.isdir(d):
             p.error(f"{d} is not a directory")
     results = os.path.join(ROOT, "results")
-    baselines = args.baseline or [d for d in (os.path.join(results, e) for e in STEP_LIMITS)
-                                  if os.path.isdir(d)]
     top = os.path.join(results, "screen")
-    candidates = args.candidates or (sorted(os.path.join(top, d) for d in os.listdir(top)
-                                            if os.path.isdir(os.path.join(top, d)))
-                                     if os.path.isdir(top) else [])
+    # The baseline is the defaults the screen started from: results/<env>/, or, for an env whose
+    # defaults changed, results/screen/baseline/, and then results/<env>/ holds the final
+    # defaults' runs, shown as one more configuration.
+    moved = {e for e in STEP_LIMITS if config_runs(os.path.join(top, "baseline"), e, None)}
+    envs = [os.path.join(results, e) for e in STEP_LIMITS if os.path.isdir(os.path.join(results, e))]
+    baselines = args.baseline or ([d for d in envs if os.path.basename(d) not in moved]
+                                  + ([os.path.join(top, "baseline")] if moved else []))
+    candidates = args.candidates or (
+        (sorted(os.path.join(top, d) for d in os.listdir(top)
+                if os.path.isdir(os.path.join(top, d)) and d != "baseline")
+         if os.path.isdir(top) else [])
+        + [d for d in envs if os.path.basename(d) in moved])
     screen(baselines, candidates, args.seeds)
