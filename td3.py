@@ -81,7 +81,7 @@ class Hyperparameters:
 
 
 # What a setting left at "auto" takes: the env's value in ENV_DEFAULTS, else the general one
-# here. Each per-env value is measured on seeds it was not chosen on, see docs/defaults.md.
+# here. Each per-env value is measured, see docs/defaults.md.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 # Both envs give -100 for a crash or a fall: flooring it keeps the critic from learning that
 # standing still (BipedalWalker-v3) or hovering (LunarLanderContinuous-v3) is the safest plan.

@@ -459,4 +459,8 @@ if __name__ == "__main__":
                 if os.path.isdir(os.path.join(top, d)) and d != "baseline")
          if os.path.isdir(top) else [])
         + [d for d in envs if os.path.basename(d) in moved])
+    same = lambda a, b: os.path.realpath(a) == os.path.realpath(b)  # noqa: E731
+    candidates = [c for c in candidates if not any(same(c, b) for b in baselines)]
+    if not candidates and args.candidates:
+        p.error("every CANDIDATE_DIR is also a --baseline")
     screen(baselines, candidates, args.seeds)
