@@ -20,7 +20,7 @@ with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafte
 loses nothing and runs nothing. A resumed run continues exactly: the same rows as a run
 that was never stopped, on the same CPU model and torch thread count.
 
-``run_status`` tells sweep.py which runs are finished. What the command lines share (the
+``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``. What the command lines share (the
 one user-error type, the settings' rules, reading config.json) is in cli.py; the epoch table
 and the live progress line between tables are logger.py's.
 """
@@ -44,8 +44,20 @@ from logger import EpochLogger, ProgressLine, atomic_write, format_seconds, is_t
 
 
 # ------------------------------------------------------------------------------------------
-# What config.json records beside the settings, and swap points by name
+# What config.json records beside the settings, swap points by name, the device
 # ------------------------------------------------------------------------------------------
+def pick_device(name):
+    """The torch device for a --device value; one that this torch lacks is a UserError."""
+    available = ["cpu", *(f"cuda:{i}" for i in range(torch.cuda.device_count())),
+                 *(["mps"] if torch.backends.mps.is_available() else [])]
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name not in available and not (name == "cuda" and torch.cuda.is_available()):
+        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
+                        f"available: {', '.join(available)}")
+    return torch.device(name)
+
+
 def run_metadata():
     """Determinism holds for one CPU model and one torch thread count only, so both are
     written down beside the library versions and the code's git commit."""

@@ -80,14 +80,11 @@ class Hyperparameters:
                             f"{prefix}replay_size ({self.replay_size})")
 
 
-# What a setting left at "auto" takes: the env's value in ENV_DEFAULTS, else the general one
-# here. Each per-env value is measured, see docs/defaults.md.
+# A setting left at "auto" takes the env's value in ENV_DEFAULTS, else the general one here;
+# each per-env value is measured (docs/defaults.md). Both envs give -100 for a fall or a crash:
+# floored, standing still or hovering stops looking safest to the critic. On the lander, 0.99
+# lets the +100 for landing count from further away, and pink noise explores the descent.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
-# Both envs give -100 for a crash or a fall: flooring it keeps the critic from learning that
-# standing still (BipedalWalker-v3) or hovering (LunarLanderContinuous-v3) is the safest plan.
-# On LunarLanderContinuous-v3 the +100 for landing also counts for more from far away at 0.99
-# than at 0.98, and pink noise's longer pushes explore the descent; with 0.98, Gaussian noise
-# and no floor, its landers learned to hover.
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
                 "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0)}
 
@@ -355,7 +352,7 @@ def log_epoch(logger, loop, elapsed, title):
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """Check the env and the device and fill in the settings left to the env; returns the
     resolved Hyperparameters and what config.json records of the run."""
-    device = pick_device(hp.device)
+    device = runs.pick_device(hp.device)
     cli.check_env(env)
     hp = resolve_env_defaults(hp, env)
     if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
@@ -369,18 +366,6 @@ def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps
                   ac_kwargs={**network, **ac_kwargs}, actor_critic=cli.name_of(actor_critic),
                   **{k: cli.name_of(fn) for k, fn in swaps.items()})
     return hp, config
-
-
-def pick_device(name):
-    """The torch device for a --device value; one that this torch lacks is a UserError."""
-    available = ["cpu", *(f"cuda:{i}" for i in range(torch.cuda.device_count())),
-                 *(["mps"] if torch.backends.mps.is_available() else [])]
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name not in available and not (name == "cuda" and torch.cuda.is_available()):
-        raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
-                        f"available: {', '.join(available)}")
-    return torch.device(name)
 
 
 def resolve_env_defaults(hp, env):
