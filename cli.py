@@ -95,7 +95,6 @@ POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
 COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
 RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
 SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
-DISCOUNT = Rule("in (0, 1]", lambda v: _num(v) and 0 < v <= 1, float)
 DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
                         lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
 NOISE = Rule("gaussian, pink or 'auto' (the env's default)",

@@ -20,9 +20,10 @@ with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafte
 loses nothing and runs nothing. A resumed run continues exactly: the same rows as a run
 that was never stopped, on the same CPU model and torch thread count.
 
-``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``. What the command lines share (the
-one user-error type, the settings' rules, reading config.json) is in cli.py; the epoch table
-and the live progress line between tables are logger.py's.
+``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``.
+What the command lines share (the one user-error type, the settings' rules, reading
+config.json) is in cli.py; the epoch table and the live progress line between tables are
+logger.py's.
 """
 import contextlib
 import importlib.metadata

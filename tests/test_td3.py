@@ -134,7 +134,7 @@ def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
 
 def test_a_run_from_before_noise_was_left_to_the_env_resumes_with_gaussian_noise(tmp_path):
     # Its config.json has no "noise": it explored with Gaussian noise, the only kind then. A
-    # resume must keep that, not take LunarLander's pink noise of today's "auto".
+    # resume must keep that, not take the pink noise that "auto" gives LunarLander.
     out = tmp_path / "lander"
     kw = {**SMALL, "epochs": 1, "num_test_episodes": 1}
     td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
