@@ -99,6 +99,7 @@ DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
                         lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
 NOISE = Rule("gaussian, pink or 'auto' (the env's default)",
              lambda v: v in ("gaussian", "pink", "auto"))
+ACTOR = Rule("live or averaged", lambda v: v in ("live", "averaged"))
 POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
 SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
 ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
@@ -244,7 +245,7 @@ class CommandLineOnly:
 SWITCHES = {"no_twin": ("twin", False, "trick 1 off: one critic"),
             "no_delay": ("policy_delay", 1, "trick 2 off: policy_delay=1"),
             "no_smoothing": ("target_noise", 0.0, "trick 3 off: target_noise=0"),
-            "no_stop": ("stop_return", None, "no early stop"),
+            "no_stop": ("early_stop", False, "train every epoch, also once solved"),
             "no_reward_floor": ("reward_floor", None, "no reward floor")}
 # The options a resumed run may change; every other option must equal the run's own value.
 RESUME_MAY_CHANGE = ("epochs", "device", "threads", "quiet")

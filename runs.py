@@ -13,7 +13,7 @@ What it keeps for a run in ``<data_dir>/<exp_name>/<exp_name>_s<seed>/``:
     config.json   every setting, library versions, torch threads, CPU, git commit
     progress.txt  the epoch table (logger.py writes both)
     ckpt.pt       networks, optimizers, buffer, RNGs, counters, the episode in progress
-    best.pt       the actor-critic of the epoch with the best test return
+    best.pt       the judged actor-critic: the best epoch's, or the confirmed one once solved
 
 Every file is written atomically (a temp file, then ``os.replace``), and checkpoints load
 with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafted file
@@ -57,6 +57,13 @@ def pick_device(name):
         raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
                         f"available: {', '.join(available)}")
     return torch.device(name)
+
+
+def default_threads(cores=None):
+    """torch's CPU threads when --threads is not given: at most 2 (docs/speed.md). These
+    networks are small, so beyond two threads the work per thread no longer pays for the
+    threads' synchronisation: on 16 cores torch's default of 16 ran the loop at 0.41x of one."""
+    return max(1, min(2, cores or os.cpu_count() or 1))
 
 
 def run_metadata():
@@ -134,12 +141,20 @@ def run_status(run_dir, epochs=None):
     except Exception:
         return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
     done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
-    return "finished" if done or stopped_early(config, ckpt["epochs_at_goal"]) else "unfinished"
+    solved = ckpt.get("solved", NOT_SOLVED)
+    return "finished" if done or stopped_early(config, ckpt["epochs_at_goal"], solved) else "unfinished"
 
 
-def stopped_early(config, epochs_at_goal):
-    """Whether the early stop fired: the test return held stop_return for stop_epochs epochs."""
-    return config["stop_return"] is not None and epochs_at_goal >= config["stop_epochs"]
+def stopped_early(config, epochs_at_goal, solved):
+    """Whether the early stop fired: the judged actor's confirmation held stop_return
+    (``solved``: actor -> the epoch it did, 0 if not yet), or, in a run made with
+    confirm_episodes 0 (as every run was before confirmations), its test return held
+    stop_return for stop_epochs epochs in a row."""
+    if config["stop_return"] is None or not config.get("early_stop", True):
+        return False
+    if config.get("confirm_episodes", 0) > 0:
+        return bool(solved.get(config.get("test_actor", "live")))
+    return epochs_at_goal >= config["stop_epochs"]
 
 
 def check_memory(nbytes, what):
@@ -161,9 +176,14 @@ def check_memory(nbytes, what):
 MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
                         "torch_threads", "cpu", "git")
 # The files a run writes (atomically: a kill mid-write leaves <name>.tmp<pid>, removed on resume).
-RUN_FILES = ("config.json", "progress.txt", "ckpt.pt", "best.pt")
+RUN_FILES = ("config.json", "progress.txt", "ckpt.pt", "best.pt", "best_live.pt",
+             "best_averaged.pt")
 # What a checkpoint identifies its run by (checked against the config on resume).
 IDENTITY = ("env_id", "obs_dim", "act_dim", "ac_kwargs")
+# The two actors a run can be judged by, and their columns in progress.txt.
+TEST_COLUMN = dict(live="TestEpRet", averaged="TargTestEpRet")
+CONFIRM_COLUMN = dict(live="ConfirmEpRet", averaged="TargConfirmEpRet")
+NOT_SOLVED = dict(live=0, averaged=0)  # actor -> the epoch its confirmation held stop_return
 
 
 def first_difference(saved, config, defaults={}):
@@ -212,6 +232,13 @@ class Run:
             raise UserError(f"cannot resume: {e}") from None
         self.total_steps = config["steps_per_epoch"] * config["epochs"]
         self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
+        self.solved = dict(NOT_SOLVED)
+        c = self.config
+        self.actors = ("live", "averaged") if c["compare_actors"] else (c["test_actor"],)
+        self.confirms = c["stop_return"] is not None and c["confirm_episodes"] > 0
+        # progress.txt's columns beyond TestEpRet: the averaged actor's test, the confirmations
+        self.columns = [TEST_COLUMN[a] for a in self.actors if a != "live"] + \
+            ([CONFIRM_COLUMN[a] for a in self.actors] if self.confirms else [])
 
     def _open(self, resume, defaults):
         """Refuse a directory that already holds a run (unless resuming); for a resume,
@@ -268,7 +295,8 @@ class Run:
                 setattr(loop, f.name, ckpt[f.name])
             self.elapsed, self.best_return = ckpt["elapsed"], ckpt["best_return"]
             self.epochs_at_goal = ckpt["epochs_at_goal"]
-            if stopped_early(c, self.epochs_at_goal):
+            self.solved = dict(ckpt.get("solved", NOT_SOLVED))
+            if stopped_early(c, self.epochs_at_goal, self.solved):
                 self.total_steps = loop.t  # it had stopped early: nothing left to train
             first = env.replay(**ckpt["episode"])
             self.ckpt = None  # the replay buffer's copy can go
@@ -290,11 +318,12 @@ class Run:
         the best policy is, and how to train on (an early stop is final)."""
         c, best = self.config, os.path.join(self.output_dir, "best.pt")
         done = f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps"
-        if stopped_early(c, self.epochs_at_goal):
-            how = (f"it stopped early (test return >= {c['stop_return']:g} for "
-                   f"{self.epochs_at_goal} epochs in a row), so it trains no further")
+        if stopped_early(c, self.epochs_at_goal, self.solved):
+            how = f"it stopped early ({self.stop_reason()}), so it trains no further"
         else:
             how = f"to train on, resume with more epochs: --epochs N with N > {loop.epoch}"
+        if self.solved.get(c["test_actor"]):
+            return f"{done}; solved, the confirmed actor-critic in {best}; {how}"
         return f"{done}; best test return {self.best_return:.1f}, its actor-critic in {best}; {how}"
 
     def __enter__(self):
@@ -330,32 +359,64 @@ class Run:
                 raise UserError(f"epoch {epoch}: parameter {name} became NaN or inf; stopped, "
                                 f"the last good checkpoint in {self.output_dir} is kept")
 
-    def end_epoch(self, loop, test_return):
-        """After an epoch's table: keep the best actor-critic in best.pt, count the epochs
-        at the goal (stop_return for stop_epochs in a row ends the run), write ckpt.pt every
-        save_freq epochs and at the end (an early stop moves the end to this epoch)."""
-        c, ac = self.config, self.parts["ac"]
-        if test_return > self.best_return:
-            self.best_return = test_return
-            save_checkpoint(dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=test_return,
-                                 **{k: c[k] for k in IDENTITY}),
-                            os.path.join(self.output_dir, "best.pt"))
-        at_goal = c["stop_return"] is not None and test_return >= c["stop_return"]
+    def to_confirm(self, test_returns):
+        """The actors to test on confirm_episodes more episodes this epoch (test_returns:
+        actor -> this epoch's test return): none, unless an actor not yet solved reached
+        stop_return; then every tested actor, so that a comparison is paired."""
+        c = self.config
+        due = self.confirms and any(r >= c["stop_return"] and not self.solved[a]
+                                    for a, r in test_returns.items())
+        return self.actors if due else ()
+
+    def end_epoch(self, loop, test_returns, confirmed):
+        """After an epoch's table: keep the judged actor (test_actor) in best.pt, the one with
+        the best test return until a confirmation holds stop_return, then that one for good;
+        stop once solved (early_stop); write ckpt.pt every save_freq epochs and at the end."""
+        c, judged = self.config, self.config["test_actor"]
+        for actor, r in confirmed.items():
+            if r >= c["stop_return"] and not self.solved[actor]:
+                self.solved[actor] = loop.epoch
+        for actor in confirmed:  # comparing actors: the other one's confirmed weights too
+            if actor != judged and self.solved[actor] == loop.epoch:
+                self.save_best(loop, confirmed[actor], actor, f"best_{actor}.pt")
+        if self.solved[judged] == loop.epoch:
+            self.best_return = confirmed[judged]
+            self.save_best(loop, confirmed[judged], judged, confirmed=True)
+        elif not self.solved[judged] and test_returns[judged] > self.best_return:
+            self.best_return = test_returns[judged]
+            self.save_best(loop, test_returns[judged], judged, confirmed=False)
+        at_goal = c["stop_return"] is not None and test_returns[judged] >= c["stop_return"]
         self.epochs_at_goal = self.epochs_at_goal + 1 if at_goal else 0
-        if stopped_early(c, self.epochs_at_goal):
-            self.total_steps = loop.t  # solved and held: this epoch is the last
-            print(f"stopping early: average test return >= {c['stop_return']} for "
-                  f"{self.epochs_at_goal} epochs in a row", flush=True)
+        if stopped_early(c, self.epochs_at_goal, self.solved):
+            self.total_steps = loop.t  # solved: this epoch is the last
+            print(f"stopping early: {self.stop_reason()}", flush=True)
         if loop.epoch % c["save_freq"] == 0 or loop.t >= self.total_steps:
             self.checkpoint()
         self.epoch_time, self.epoch_t = time.time(), loop.t
+
+    def save_best(self, loop, test_return, actor, name="best.pt", confirmed=True):
+        """An actor-critic as watch.py loads it: the live one, or the averaged targets."""
+        ac = self.parts["ac_targ" if actor == "averaged" else "ac"]
+        save_checkpoint(dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=test_return,
+                             actor=actor, confirmed=confirmed,
+                             **{k: self.config[k] for k in IDENTITY}),
+                        os.path.join(self.output_dir, name))
+
+    def stop_reason(self):
+        c, epoch = self.config, self.solved.get(self.config["test_actor"])
+        if epoch:
+            return (f"at epoch {epoch} the {c['test_actor']} actor's return over "
+                    f"{c['confirm_episodes']} more episodes was {self.best_return:.1f}, "
+                    f">= {c['stop_return']:g}")
+        return f"test return >= {c['stop_return']:g} for {self.epochs_at_goal} epochs in a row"
 
     def checkpoint(self):
         """Everything an exact resume needs, as tensors and plain values, written atomically."""
         state = {**{name: part.state_dict() for name, part in self.parts.items()},
                  **{f.name: getattr(self.loop, f.name) for f in fields(self.loop)},
                  "elapsed": self.time(), "best_return": self.best_return,
-                 "epochs_at_goal": self.epochs_at_goal, "episode": self.env.state_dict(),
+                 "epochs_at_goal": self.epochs_at_goal, "solved": dict(self.solved),
+                 "episode": self.env.state_dict(),
                  "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                  "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
         save_checkpoint(state, os.path.join(self.output_dir, "ckpt.pt"))

@@ -26,7 +26,7 @@ import cli
 import core
 import runs
 from buffer import ReplayBuffer
-from cli import (COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK, POSITIVE,
+from cli import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK, POSITIVE,
                  RATE, SCALE, SWITCH, UserError, setting)
 
 
@@ -66,9 +66,17 @@ class Hyperparameters:
                                                  "and LunarLanderContinuous-v3, else None")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
-    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "stop once the test return "
-                                                "holds >= this; auto: 300 on BipedalWalker-v3")
-    stop_epochs: int = setting(3, POSITIVE, "...for this many epochs in a row")
+    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
+                                                "(None: never); auto: 300 on BipedalWalker-v3")
+    confirm_episodes: int = setting(100, COUNT, "an epoch's test return >= stop_return is "
+                                    "confirmed on this many more episodes, their mean must hold "
+                                    "it too; 0: stop_epochs such epochs in a row", before=0)
+    stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
+    early_stop: bool = setting(True, SWITCH, "stop once solved; best.pt is the solved actor")
+    test_actor: str = setting("live", ACTOR, "the actor tested, confirmed and kept in best.pt: "
+                              "live (pi) or averaged (ac_targ.pi, pi's Polyak average)")
+    compare_actors: bool = setting(False, SWITCH, "also test and confirm the other actor on the "
+                                   "same episodes, logged as TargTestEpRet, ConfirmEpRet, ...")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
@@ -257,23 +265,52 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
+    def test_episode(act, seed):
+        """One noise-free episode from reset seed ``seed``: (return, length, obs, floored rewards)."""
+        o, _ = test_env.reset(seed=seed)
+        done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
+        while not done:
+            obs.append(o)
+            o, r, terminated, truncated, _ = test_env.step(act(o))
+            ep_ret, ep_len = ep_ret + r, ep_len + 1
+            rews.append(train_reward(r))
+            done = terminated or truncated or ep_len == hp.max_ep_len
+        return ep_ret, ep_len, obs, rews
+
     def test_agent():
-        """Deterministic episodes, and trick 1's overestimation check: Q1(s, pi(s)) against the
-        discounted training reward that followed s (a little low where the time limit cut it)."""
+        """The live actor's test episodes, and trick 1's overestimation check: Q1(s, pi(s))
+        against the discounted training reward that followed s (a little low where the time
+        limit cut it). Returns the episodes' reset seeds, drawn from the training stream."""
+        seeds = []
         for _ in range(hp.num_test_episodes):
-            o, _ = test_env.reset(seed=int(rng.integers(2**31)))
-            done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
-            while not done:
-                obs.append(o)
-                o, r, terminated, truncated, _ = test_env.step(get_action(o, 0))
-                ep_ret, ep_len = ep_ret + r, ep_len + 1
-                rews.append(train_reward(r))
-                done = terminated or truncated or ep_len == hp.max_ep_len
+            seeds.append(int(rng.integers(2**31)))
+            ep_ret, ep_len, obs, rews = test_episode(lambda o: get_action(o, 0), seeds[-1])
             with torch.no_grad():
                 s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=device)
                 q_est = ac.q1(s, ac.pi(s))
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
                          TestQTrue=core.discounted_returns(rews, hp.gamma))
+        return seeds
+
+    # The actors a run can be judged by: pi, and the target actor, pi's Polyak average over
+    # its last ~1 / (1 - polyak) steps. Their extra episodes draw nothing from rng.
+    actors = dict(live=ac, averaged=ac_targ)
+
+    def mean_return(actor, seeds):
+        return float(np.mean([test_episode(actors[actor].act, s)[0] for s in seeds]))
+
+    def judge(seeds, epoch):
+        """The judged actor's test return (test_actor; both with compare_actors), and its
+        confirmation when run.to_confirm asks for one: confirm_episodes more episodes, their
+        reset seeds from a stream of their own, so that the training stream stays as it was."""
+        if "averaged" in run.actors:
+            logger.store(TargTestEpRet=mean_return("averaged", seeds))
+        returns = {a: float(np.mean(logger.epoch_dict[runs.TEST_COLUMN[a]])) for a in run.actors}
+        confirm_seeds = np.random.default_rng((hp.seed, epoch)).integers(2**31, size=hp.confirm_episodes)
+        confirmed = {a: mean_return(a, confirm_seeds.tolist()) for a in run.to_confirm(returns)}
+        for a, r in confirmed.items():
+            logger.store(**{runs.CONFIRM_COLUMN[a]: r})
+        return returns, confirmed
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters and the episode in progress back as they were (runs.py).
@@ -311,9 +348,9 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
                 run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # NaN: stop, keep the last checkpoint
-                test_agent()
-                test_return = log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs))
-                run.end_epoch(loop, test_return)  # best.pt, early stop, ckpt.pt
+                returns, confirmed = judge(test_agent(), loop.epoch)
+                log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
+                run.end_epoch(loop, returns, confirmed)  # best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()
     return ac
 
@@ -322,9 +359,9 @@ if td3.__doc__:  # (python -OO drops docstrings)
     td3.__doc__ = td3.__doc__.format(settings=cli.settings_doc(Hyperparameters))
 
 
-def log_epoch(logger, loop, elapsed, title):
-    """One row of progress.txt from what the epoch stored; returns its average test return."""
-    test_return = float(np.mean(logger.epoch_dict["TestEpRet"]))
+def log_epoch(logger, loop, elapsed, title, judging=()):
+    """One row of progress.txt from what the epoch stored; ``judging``: the columns of the
+    other actor's test and of the confirmations (NaN in an epoch without one)."""
     logger.log_tabular("Epoch", loop.epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)
@@ -341,9 +378,10 @@ def log_epoch(logger, loop, elapsed, title):
     logger.log_tabular("TestQEst", average_only=True)
     logger.log_tabular("TestQTrue", average_only=True)
     logger.log_tabular("TestQBias", est - true)
+    for key in judging:
+        logger.log_tabular(key, average_only=True)
     logger.log_tabular("Time", elapsed)
     logger.dump_tabular(title)
-    return test_return
 
 
 # ------------------------------------------------------------------------------------------
