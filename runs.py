@@ -12,7 +12,8 @@ td3() reaches everything here through a ``Run`` and a few one-line calls:
 What it keeps for a run in ``<data_dir>/<exp_name>/<exp_name>_s<seed>/``:
     config.json   every setting, library versions, torch threads, CPU, git commit
     progress.txt  the epoch table (logger.py writes both)
-    ckpt.pt       networks, optimizers, buffer, RNGs, counters, the episode in progress
+    ckpt.pt       networks, optimizers, buffer, RNGs (a GPU's too), counters, the episode
+                  in progress
     best.pt       the judged actor-critic: the best epoch's, or the confirmed one once solved
 
 Every file is written atomically (a temp file, then ``os.replace``), and checkpoints load
@@ -55,8 +56,32 @@ def pick_device(name):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name not in available and not (name == "cuda" and torch.cuda.is_available()):
         raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
-                        f"available: {', '.join(available)}")
+                        f"available: {', '.join(available)} (choose with --device)")
     return torch.device(name)
+
+
+def same_device(a, b):
+    a, b = torch.device(a), torch.device(b)
+    return a.type == b.type and (a.index or 0) == (b.index or 0)
+
+
+def device_rng_state(device):
+    """The state of a GPU's own random generator (trick 3's noise on a cuda tensor draws from
+    it, not from the CPU's), or None on the CPU."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_rng_state(device)
+    if device.type == "mps":
+        return torch.mps.get_rng_state()
+    return None
+
+
+def set_device_rng_state(device, state):
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(state, device)
+    elif device.type == "mps":
+        torch.mps.set_rng_state(state)
 
 
 def default_threads(cores=None):
@@ -290,6 +315,13 @@ class Run:
                 part.load_state_dict(ckpt[name])
             rng.bit_generator.state = ckpt["rng"]
             torch.set_rng_state(ckpt["torch_rng"])
+            made_on = ckpt.get("device", read_config(self.output_dir).get("device", "cpu"))
+            if not same_device(made_on, c["device"]):
+                print(f"note: {self.output_dir} ran on {made_on} and resumes on {c['device']}: "
+                      f"from here its numbers are no longer those of an uninterrupted run",
+                      flush=True)
+            elif ckpt.get("device_rng") is not None:
+                set_device_rng_state(c["device"], ckpt["device_rng"])
             self.logger.epoch_dict.update(ckpt["epoch_dict"])
             for f in fields(loop):
                 setattr(loop, f.name, ckpt[f.name])
@@ -418,6 +450,7 @@ class Run:
                  "epochs_at_goal": self.epochs_at_goal, "solved": dict(self.solved),
                  "episode": self.env.state_dict(),
                  "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                 "device": self.config["device"], "device_rng": device_rng_state(self.config["device"]),
                  "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
         save_checkpoint(state, os.path.join(self.output_dir, "ckpt.pt"))
 

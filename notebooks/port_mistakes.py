@@ -41,7 +41,8 @@ def column_critics(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
 def shared_noise(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale):
     """Replaces core.smoothed_target_action: one noise vector, drawn once per batch (as
     ``tf.random.normal([act_dim])`` does), shifts every target action the same way."""
-    eps = (torch.randn(1, pi_targ.shape[1]) * target_noise).clamp(-noise_clip, noise_clip)
+    eps = torch.randn(1, pi_targ.shape[1], device=pi_targ.device) * target_noise
+    eps = eps.clamp(-noise_clip, noise_clip)
     return torch.max(torch.min(pi_targ + eps * act_scale, act_high), act_low)
 
 

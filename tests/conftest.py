@@ -31,6 +31,11 @@ class CountEnv(gym.Env):
         return np.array([self.t / 10], np.float32), 1.0, self.t >= self.end, False, {}
 
 
+# Every device torch sees: the CPU always, cuda where torch sees a GPU, else a visible skip.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA GPU visible to torch here"))]
+
+
 # A Pendulum run small enough for a test: a few seconds.
 SMALL = dict(steps_per_epoch=200, epochs=2, start_steps=100, update_after=100, update_every=50,
              batch_size=32, num_test_episodes=1, ac_kwargs=dict(hidden_sizes=(32, 32)),

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import ROOT, rows_without_time, run_cli, snapshot
+from conftest import DEVICES, ROOT, rows_without_time, run_cli, snapshot
 from logger import read_progress
 
 ARGS = ["--env", "Pendulum-v1", "--epochs", 6, "--steps_per_epoch", 150, "--start_steps", 100,
@@ -20,12 +20,13 @@ ARGS = ["--env", "Pendulum-v1", "--epochs", 6, "--steps_per_epoch", 150, "--star
         "--replay_size", 10000]
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
+@pytest.fixture(scope="module", params=DEVICES)
+def reference(tmp_path_factory, request):
+    """An uninterrupted run on each device torch sees; the tests using it run there too."""
     d = tmp_path_factory.mktemp("ref")
-    code, _, err = run_cli(*ARGS, "--data_dir", d, "--exp_name", "r")
+    code, _, err = run_cli(*ARGS, "--device", request.param, "--data_dir", d, "--exp_name", "r")
     assert code == 0, err
-    return SimpleNamespace(run=d / "r" / "r_s0")
+    return SimpleNamespace(run=d / "r" / "r_s0", device=request.param)
 
 
 def popen(*args):
@@ -54,7 +55,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, reference):
     for attempt in range(5):
         started = (run / "ckpt.pt").exists()
         target = min(rows_written(run) + 1, 5) if attempt else 0
-        p = popen("--resume", run) if started else popen(*ARGS, "--data_dir", tmp_path, "--exp_name", "k")
+        p = popen("--resume", run) if started else popen(*ARGS, "--device", reference.device,
+                                                         "--data_dir", tmp_path, "--exp_name", "k")
         deadline = time.time() + 120
         while p.poll() is None and rows_written(run) < target and time.time() < deadline:
             time.sleep(0.02)
@@ -71,7 +73,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path, reference):
     if (run / "ckpt.pt").exists():
         code, _, err = run_cli("--resume", run)
     else:
-        code, _, err = run_cli(*ARGS, "--data_dir", tmp_path, "--exp_name", "k")
+        code, _, err = run_cli(*ARGS, "--device", reference.device, "--data_dir", tmp_path,
+                               "--exp_name", "k")
     assert code == 0, err
     assert [r[0] for r in rows_without_time(run)] == [str(e) for e in range(1, 7)]
     assert rows_without_time(run) == rows_without_time(reference.run)  # nothing lost or changed
@@ -135,7 +138,7 @@ def temp_files(run):
 
 
 def test_ctrl_c_saves_and_says_how_to_resume(tmp_path, reference):
-    p = popen(*ARGS, "--data_dir", tmp_path, "--exp_name", "c")
+    p = popen(*ARGS, "--device", reference.device, "--data_dir", tmp_path, "--exp_name", "c")
     run = tmp_path / "c" / "c_s0"
     deadline = time.time() + 120
     while not (run / "progress.txt").exists() and time.time() < deadline:

@@ -14,7 +14,7 @@ import torch
 import cli
 import runs
 import td3
-from conftest import SMALL, one_line_error, run_cli, snapshot
+from conftest import SMALL, CountEnv, one_line_error, run_cli, snapshot
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -149,15 +149,17 @@ class Fading(gym.Env):
         return np.zeros(1, np.float32), -float(Fading.episodes), False, self.t >= 10, {}
 
 
-def test_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(tmp_path, capsys):
+def test_without_confirmation_the_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(
+        tmp_path, capsys):
+    """The rule of runs made before confirmations (confirm_episodes 0): stop_epochs in a row."""
     out = tmp_path / "s"
     kw = dict(SMALL, steps_per_epoch=50, epochs=10, start_steps=20, update_after=20,
-              update_every=10, max_ep_len=10)
+              update_every=10, max_ep_len=10, confirm_episodes=0)
     td3.td3(Fading, stop_return=-1e9, stop_epochs=3, logger_kwargs=dict(output_dir=str(out), quiet=True), **kw)
     header, rows = read_progress(out / "progress.txt")
     returns = [float(r[header.index("AverageTestEpRet")]) for r in rows]
     assert len(rows) == 3 and returns == sorted(returns, reverse=True)  # stopped after epoch 3
-    assert "stopping early: average test return >= -1000000000.0 for 3 epochs in a row" in capsys.readouterr().out
+    assert "stopping early: test return >= -1e+09 for 3 epochs in a row" in capsys.readouterr().out
     best = load_checkpoint(out / "best.pt")
     assert best["epoch"] == 1 and best["test_return"] == returns[0] != returns[-1]
     ckpt = load_checkpoint(out / "ckpt.pt")
@@ -168,6 +170,69 @@ def test_early_stop_fires_after_stop_epochs_and_best_pt_holds_the_best_epoch(tmp
     said = capsys.readouterr().out
     assert "is finished: 3 epochs" in said and "stopped early" in said and "trains no further" in said
     assert len(read_progress(out / "progress.txt")[1]) == 3
+
+
+JUDGE = dict(SMALL, steps_per_epoch=50, epochs=4, start_steps=20, update_after=20,
+             update_every=10, max_ep_len=10, num_test_episodes=2, confirm_episodes=5)
+
+
+def test_a_confirmation_that_holds_stop_return_stops_the_run_and_its_actor_is_best_pt(tmp_path, capsys):
+    """CountEnv returns 7 in every episode: epoch 1's test reaches 7 and so do its 5
+    confirmation episodes, so the run is solved at epoch 1 and stops there."""
+    out = tmp_path / "s"
+    td3.td3(CountEnv, stop_return=7.0, test_actor="averaged", logger_kwargs=dict(
+        output_dir=str(out), quiet=True), **JUDGE)
+    header, rows = read_progress(out / "progress.txt")
+    assert len(rows) == 1 and float(rows[0][header.index("TargConfirmEpRet")]) == 7.0
+    assert "ConfirmEpRet" not in header  # only the judged actor is confirmed
+    assert "at epoch 1 the averaged actor's return over 5 more episodes was 7.0" in capsys.readouterr().out
+    best, ckpt = load_checkpoint(out / "best.pt"), load_checkpoint(out / "ckpt.pt")
+    assert (best["epoch"], best["test_return"], best["actor"], best["confirmed"]) == (1, 7.0, "averaged", True)
+    for k, v in ckpt["ac_targ"].items():  # the averaged actor-critic, not the live one
+        assert torch.equal(best["ac"][k], v)
+    assert not torch.equal(best["ac"]["pi.net.0.weight"], ckpt["ac"]["pi.net.0.weight"])
+    assert ckpt["solved"] == dict(live=0, averaged=1) and runs.run_status(out, 100) == "finished"
+    td3.td3(CountEnv, stop_return=7.0, test_actor="averaged", resume=True, logger_kwargs=dict(
+        output_dir=str(out), quiet=True), **dict(JUDGE, epochs=9))
+    said = capsys.readouterr().out
+    assert "solved, the confirmed actor-critic in" in said and "trains no further" in said
+
+
+def test_a_confirmation_below_stop_return_trains_on(tmp_path):
+    """Fading's returns fall with every episode played, so epoch 1's confirmation episodes
+    (played after its test) return less than the test did: the test reaches stop_return, the
+    confirmation does not, and the run trains on; best.pt is the best epoch, unconfirmed."""
+    free = tmp_path / "free"
+    Fading.episodes = 0
+    td3.td3(Fading, stop_return=None, logger_kwargs=dict(output_dir=str(free), quiet=True), **JUDGE)
+    header, rows = read_progress(free / "progress.txt")
+    first = float(rows[0][header.index("AverageTestEpRet")])
+    out = tmp_path / "s"
+    Fading.episodes = 0  # the same episodes again, so the same first test return
+    td3.td3(Fading, stop_return=first - 1, logger_kwargs=dict(output_dir=str(out), quiet=True), **JUDGE)
+    header, rows = read_progress(out / "progress.txt")
+    confirm = [float(r[header.index("ConfirmEpRet")]) for r in rows]
+    assert len(rows) == 4 and confirm[0] < first - 1 and all(np.isnan(confirm[1:]))
+    best = load_checkpoint(out / "best.pt")
+    assert (best["epoch"], best["confirmed"]) == (1, False)
+    assert load_checkpoint(out / "ckpt.pt")["solved"] == dict(live=0, averaged=0)
+
+
+def test_judging_draws_nothing_from_the_training_stream(tmp_path, pendulum):
+    """Comparing both actors and confirming them changes no training or test column: every
+    row equals a run without judging, and the new columns are added after them."""
+    kw = dict(SMALL, epochs=3, confirm_episodes=3)
+    plain, judged = tmp_path / "plain", tmp_path / "judged"
+    td3.td3(pendulum, stop_return=None, logger_kwargs=dict(output_dir=str(plain), quiet=True), **kw)
+    td3.td3(pendulum, stop_return=-1e9, early_stop=False, compare_actors=True,
+            logger_kwargs=dict(output_dir=str(judged), quiet=True), **kw)
+    (h1, r1), (h2, r2) = read_progress(plain / "progress.txt"), read_progress(judged / "progress.txt")
+    new = ["TargTestEpRet", "ConfirmEpRet", "TargConfirmEpRet"]
+    assert h2 == h1[:-1] + new + ["Time"]
+    assert [r[:-1] for r in r1] == [r[:len(h1) - 1] for r in r2]
+    confirmed = [[r[h2.index(k)] != "nan" for k in new[1:]] for r in r2]
+    assert confirmed == [[True, True], [False, False], [False, False]]  # both solved at epoch 1
+    assert os.path.exists(judged / "best_averaged.pt") and not os.path.exists(plain / "best_averaged.pt")
 
 
 def test_checkpoint_every_save_freq_epochs_and_at_the_end(tmp_path, pendulum, monkeypatch):

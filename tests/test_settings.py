@@ -15,7 +15,7 @@ import cli
 import core
 import td3
 from notebooks import port_mistakes
-from conftest import ROOT, SMALL, run_cli
+from conftest import DEVICES, ROOT, SMALL, run_cli
 import runs
 from logger import read_progress
 
@@ -24,7 +24,8 @@ BAD = dict(seed=-1, steps_per_epoch=0, epochs=0, replay_size=0, gamma=1.5, polya
            pi_lr=0.0, q_lr=-1e-3, batch_size=0, start_steps=-5, update_after=-1,
            update_every=0, act_noise=-0.1, target_noise=-0.2, noise_clip=-0.5,
            noise="white", policy_delay=0, twin="maybe", reward_floor="abc", num_test_episodes=0,
-           max_ep_len=0, stop_return="nan", stop_epochs=0, save_freq=0, device="tpu")
+           max_ep_len=0, stop_return="nan", confirm_episodes=-1, stop_epochs=0, early_stop="no",
+           test_actor="best", compare_actors="yes", save_freq=0, device="tpu")
 
 
 def test_every_setting_has_a_bad_value_here():
@@ -57,11 +58,11 @@ def test_batch_larger_than_buffer_is_refused(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a torch without CUDA")
 def test_unavailable_device_is_one_line(tmp_path):
-    code, out, err = run_cli("--env", "Pendulum-v1", "--device", "cuda", "--data_dir", tmp_path)
+    code, out, err = run_cli("--env", "Pendulum-v1", "--device", "cuda:99", "--data_dir", tmp_path)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert "device 'cuda' is not available" in err and "available: cpu" in err
+    assert "device 'cuda:99' is not available" in err and "available: cpu" in err
+    assert "choose with --device" in err
     assert os.listdir(tmp_path) == []
 
 
@@ -190,10 +191,11 @@ def test_done_flag_swap_reaches_the_buffer(tmp_path, monkeypatch):
     assert config["done_flag"] == "notebooks.port_mistakes:truncation_as_death"
 
 
-def test_swap_points_from_the_command_line_and_on_resume(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_swap_points_from_the_command_line_and_on_resume(tmp_path, device):
     small = ["--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 200, "--start_steps", 100,
              "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
-             "--replay_size", 10000, "--data_dir", tmp_path, "--exp_name", "p"]
+             "--replay_size", 10000, "--device", device, "--data_dir", tmp_path, "--exp_name", "p"]
     code, _, err = run_cli(*small, "--target_action", "notebooks.port_mistakes:shared_noise")
     assert code == 0, err
     run = tmp_path / "p" / "p_s0"
@@ -215,8 +217,9 @@ PINNED = os.path.join(os.path.dirname(__file__), "pinned_rows.json")
 
 
 def short_pinned_run(out):
+    # On the CPU: the pinned rows were made there, and a GPU's kernels round differently.
     td3.td3(lambda: gym.make("Pendulum-v1"), seed=5, logger_kwargs=dict(output_dir=out, quiet=True),
-            **{**SMALL, "epochs": 3, "start_steps": 200})
+            **{**SMALL, "epochs": 3, "start_steps": 200, "device": "cpu"})
     header, rows = read_progress(os.path.join(out, "progress.txt"))
     t = header.index("Time")
     return dict(header=header[:t] + header[t + 1:], rows=[r[:t] + r[t + 1:] for r in rows])
@@ -254,14 +257,15 @@ def test_a_short_run_writes_the_pinned_rows(tmp_path):
 
 @pytest.mark.parametrize("argv, expected", [
     ([], dict(stop_return=300.0, reward_floor=-10.0, twin=True, policy_delay=2, target_noise=0.2)),
-    (["--no_stop", "--no_reward_floor"], dict(stop_return=None, reward_floor=None)),
+    (["--no_stop", "--no_reward_floor"], dict(stop_return=300.0, early_stop=False, reward_floor=None)),
     (["--stop_return", "none", "--reward_floor", "None"], dict(stop_return=None, reward_floor=None)),
     (["--no_twin", "--no_delay", "--no_smoothing"], dict(twin=False, policy_delay=1, target_noise=0.0)),
     (["-s", "3", "--polyak", "0.9"], dict(seed=3, polyak=0.9)),
 ])
 def test_every_switch_reaches_the_config(argv, expected):
-    # A switch that sets None (--no_stop, --no_reward_floor) must not read as "not given",
-    # which would leave the env's default (BipedalWalker-v3: stop at 300, floor -10) in place.
+    # A switch that sets None (--no_reward_floor) must not read as "not given", which would
+    # leave the env's default (BipedalWalker-v3: floor -10) in place. --no_stop keeps the
+    # threshold: the run is still judged (best.pt, the confirmation), it only trains on.
     import sweep
     env_id, kwargs, _, _ = parse_td3(["--env", "BipedalWalker-v3", *argv])
     hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()

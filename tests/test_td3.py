@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import cli
+import runs
 import td3
 from buffer import ReplayBuffer
-from conftest import SMALL, CountEnv, one_line_error, rows_without_time, run_cli
+from conftest import DEVICES, SMALL, CountEnv, one_line_error, rows_without_time, run_cli
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -48,10 +49,12 @@ def test_same_seed_gives_identical_progress_and_weights(tmp_path, pendulum):
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
-def test_resume_equals_one_long_run(tmp_path, pendulum):
+@pytest.mark.parametrize("device", DEVICES)
+def test_resume_equals_one_long_run(tmp_path, pendulum, device):
     # Pendulum episodes are 200 steps; epochs of 150 end mid-episode, so the env must be
-    # rebuilt mid-episode from its reset seed and the actions so far.
-    kw = {**SMALL, "steps_per_epoch": 150}
+    # rebuilt mid-episode from its reset seed and the actions so far. On a GPU, trick 3's
+    # noise draws from the GPU's own generator, which the checkpoint must hold as well.
+    kw = {**SMALL, "steps_per_epoch": 150, "device": device}
     full, split = str(tmp_path / "full"), str(tmp_path / "split")
     td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=full, quiet=True), **{**kw, "epochs": 4})
     td3.td3(pendulum, seed=1, logger_kwargs=dict(output_dir=split, quiet=True), **{**kw, "epochs": 2})
@@ -60,6 +63,36 @@ def test_resume_equals_one_long_run(tmp_path, pendulum):
     assert len(rows_without_time(split)) == 4
     wf, ws = final_weights(full), final_weights(split)
     assert all(torch.equal(wf[k], ws[k]) for k in wf)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_checkpoint_holds_the_random_state_of_the_device_the_run_used(tmp_path, pendulum, device):
+    out = tmp_path / "run"
+    td3.td3(pendulum, device=device, logger_kwargs=dict(output_dir=str(out), quiet=True), **SMALL)
+    ckpt = runs.load_checkpoint(out / "ckpt.pt")
+    assert ckpt["device"] == device and torch.equal(ckpt["torch_rng"], torch.get_rng_state())
+    if device == "cpu":
+        assert ckpt["device_rng"] is None
+    else:
+        assert torch.equal(ckpt["device_rng"], torch.cuda.get_rng_state())
+
+
+def test_a_resume_on_another_device_says_the_numbers_part_from_here(tmp_path, pendulum, capsys):
+    """A run's checkpoint says which device made it; resumed elsewhere (allowed), the run
+    trains on and says in one line that it no longer matches an uninterrupted run. (Here a
+    CPU run's checkpoint is relabelled as a GPU's; the RNG state it holds is not used.)"""
+    out = tmp_path / "run"
+    td3.td3(pendulum, device="cpu", logger_kwargs=dict(output_dir=str(out), quiet=True), **SMALL)
+    ckpt = runs.load_checkpoint(out / "ckpt.pt")
+    runs.save_checkpoint(dict(ckpt, device="cuda:0", device_rng=torch.zeros(16, dtype=torch.uint8)),
+                         out / "ckpt.pt")
+    capsys.readouterr()
+    td3.td3(pendulum, device="cpu", resume=True, logger_kwargs=dict(output_dir=str(out), quiet=True),
+            **{**SMALL, "epochs": 3})
+    said = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("note:")]
+    assert said == [f"note: {out} ran on cuda:0 and resumes on cpu: from here its numbers are no "
+                    f"longer those of an uninterrupted run"]
+    assert len(rows_without_time(out)) == 3
 
 
 def test_existing_run_directory_is_not_overwritten(tmp_path, pendulum):
