@@ -19,7 +19,7 @@ import numbers
 import os
 import shlex
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable, NamedTuple
 
 # ------------------------------------------------------------------------------------------
@@ -155,9 +155,8 @@ def run_dir(data_dir, exp_name, seed):
     return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
 
 
-def read_config(run_dir, checkpoint=False):
-    """The ``config.json`` of a run directory, or a UserError saying what is wrong (also
-    when ``checkpoint`` is asked for and the directory has no ckpt.pt to resume from)."""
+def read_config(run_dir):
+    """The ``config.json`` of a run directory, or a UserError saying what is wrong."""
     path = os.path.join(run_dir, "config.json")
     if not os.path.isdir(run_dir):
         raise UserError(f"{run_dir} is not a directory")
@@ -170,8 +169,6 @@ def read_config(run_dir, checkpoint=False):
         raise UserError(f"{path} does not parse ({e})") from None
     if not isinstance(config, dict) or "env_id" not in config:
         raise UserError(f"{path} is not a td3.py config (no env_id)")
-    if checkpoint and not os.path.exists(os.path.join(run_dir, "ckpt.pt")):
-        raise UserError(f"{run_dir} has no ckpt.pt to resume from")
     return config
 
 
@@ -208,6 +205,33 @@ def check_env(env):
                         f"TD3 needs continuous (Box) actions")
     if len(env.observation_space.shape or ()) != 1:
         raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
+
+
+def env_settings(settings, env, general, per_env):
+    """Check the env, then fill in the settings left at "auto": the env's value in ``per_env``
+    (found however the env was made: ``env_key``), else the one in ``general``; and an episode
+    limit not given: the env spec's (1600 for BipedalWalker-v3), or 1000 if it has none."""
+    check_env(env)
+    defaults = {**general, **per_env.get(env_key(env, per_env), {})}
+    auto = {k: v for k, v in defaults.items() if getattr(settings, k) == "auto"}
+    limit = settings.max_ep_len or (env.spec and env.spec.max_episode_steps) or 1000
+    return replace(settings, **auto, max_ep_len=limit)
+
+
+def env_key(env, known):
+    """The id among ``known`` that names this env, however it was made: its own id, or a
+    registered id with the same entry point and arguments, so that gym.make("LunarLander-v3",
+    continuous=True) is LunarLanderContinuous-v3 (and BipedalWalker-v3 with hardcore=True is
+    not BipedalWalker-v3). None for an env made without a spec."""
+    import gymnasium as gym  # (as in make_env)
+    spec = env.spec
+    if spec is None:
+        return None
+    for env_id in known:
+        other = gym.registry.get(env_id)
+        if other is not None and (other.entry_point, other.kwargs) == (spec.entry_point, spec.kwargs):
+            return env_id
+    return None
 
 
 def name_of(fn):
@@ -321,7 +345,7 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     --data_dir name a new run's directory and are refused, and so is "auto": config.json
     holds the value the run filled in, and the refusal names it."""
     output_dir = args["resume"]
-    config = read_config(output_dir, checkpoint=True)
+    config = read_config(output_dir)  # without ckpt.pt it starts again (runs.Run)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
     made_with = {k: config.get(k, v) for k, v in older_runs(settings_class).items()}  # a
     # setting newer than the run had the value the code had then

@@ -28,6 +28,7 @@ logger.py's.
 """
 import contextlib
 import importlib.metadata
+import inspect
 import json
 import math
 import os
@@ -35,13 +36,14 @@ import pickle
 import platform
 import signal
 import subprocess
+import sys
 import time
-from dataclasses import fields
+from dataclasses import asdict, fields
 
 import numpy as np
 import torch
 
-from cli import Interrupted, UserError, read_config, run_dir
+from cli import Interrupted, UserError, name_of, read_config, run_dir
 from logger import EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file
 
 
@@ -58,6 +60,21 @@ def pick_device(name):
         raise UserError(f"device {name!r} is not available to this torch ({torch.__version__}); "
                         f"available: {', '.join(available)} (choose with --device)")
     return torch.device(name)
+
+
+def run_config(env, hp, actor_critic, ac_kwargs, swaps):
+    """What config.json records of a run: its resolved settings, the env, the network as
+    built (defaults too), the swap points by name and the device (checked here)."""
+    device = pick_device(hp.device)
+    if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
+        print(f"warning: polyak={hp.polyak}: targets move {1 - hp.polyak:.1%} of the way at each "
+              f"target update; polyak is 1 - tau (tau=0.005 is polyak=0.995)", file=sys.stderr)
+    network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
+               if isinstance(p.default, (int, float, str, tuple, list))}
+    return dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
+                obs_dim=env.observation_space.shape[0], act_dim=env.action_space.shape[0],
+                device=str(device), ac_kwargs={**network, **ac_kwargs},
+                actor_critic=name_of(actor_critic), **{k: name_of(fn) for k, fn in swaps.items()})
 
 
 def same_device(a, b):
@@ -215,10 +232,23 @@ def first_difference(saved, config, defaults={}):
     """The first key in which a run directory's config.json (``saved``) and ``config`` differ,
     leaving out what a resumed run may change; None when they describe the same run. A
     setting newer than the run is missing from ``saved``: the run had its default."""
-    as_json = lambda v: json.dumps(v, sort_keys=True, default=str)  # tuples and lists alike
     saved = {**{k: v for k, v in defaults.items() if k not in saved}, **saved}
     return next((k for k, v in config.items() if k not in MAY_CHANGE_ON_RESUME and k in saved
-                 and as_json(saved[k]) != as_json(v)), None)
+                 and as_plain(saved[k]) != as_plain(v)), None)
+
+
+def as_plain(v):
+    """A value as config.json holds it, compared as a value: tuples and lists alike, -10 and
+    -10.0 alike (numbers as numbers), anything else as its text."""
+    if isinstance(v, (list, tuple)):
+        return [as_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): as_plain(x) for k, x in v.items()}
+    if isinstance(v, (bool, str)) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return float(v)
+    return str(v)
 
 
 def check_same_run(run_dir, config, advice, defaults={}):
@@ -257,7 +287,7 @@ class Run:
             raise UserError(f"cannot resume: {e}") from None
         self.total_steps = config["steps_per_epoch"] * config["epochs"]
         self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
-        self.solved = dict(NOT_SOLVED)
+        self.solved, self.saved_epoch = dict(NOT_SOLVED), self.ckpt["epoch"] if self.ckpt else 0
         c = self.config
         self.actors = ("live", "averaged") if c["compare_actors"] else (c["test_actor"],)
         self.confirms = c["stop_return"] is not None and c["confirm_episodes"] > 0
@@ -269,6 +299,18 @@ class Run:
         """Refuse a directory that already holds a run (unless resuming); for a resume,
         load ckpt.pt (every way it can be broken is one line) and check it is this run."""
         ckpt_path = os.path.join(self.output_dir, "ckpt.pt")
+        if resume and not os.path.exists(ckpt_path):
+            # Killed before its first checkpoint: the rows it wrote (and best.pt) can't be
+            # continued, so the run starts again, as a resume drops rows after its checkpoint.
+            check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
+            written = [n for n in ("progress.txt", "best.pt", "best_live.pt", "best_averaged.pt")
+                       if os.path.exists(os.path.join(self.output_dir, n))]
+            for name in written:
+                os.remove(os.path.join(self.output_dir, name))
+            print(f"note: {self.output_dir} has no checkpoint yet (it stopped before its first "
+                  f"was written), so it starts again from env step 0"
+                  + (f"; dropped {', '.join(written)}" if written else ""), flush=True)
+            return None
         if not resume:
             if any(os.path.exists(os.path.join(self.output_dir, f))
                    for f in ("progress.txt", "ckpt.pt")):
@@ -381,15 +423,15 @@ class Run:
 
     def check_finite(self, keys, module, epoch):
         """Stop on NaN/inf before it reaches a checkpoint, so the last good one stays."""
-        for key in keys:
-            vals = self.logger.epoch_dict.get(key, [])
-            if vals and not bool(torch.isfinite(torch.stack(vals)).all()):
-                raise UserError(f"epoch {epoch}: {key} became NaN or inf; stopped, the last "
-                                f"good checkpoint in {self.output_dir} is kept")
-        for name, p in module.named_parameters():
-            if not bool(torch.isfinite(p).all()):
-                raise UserError(f"epoch {epoch}: parameter {name} became NaN or inf; stopped, "
-                                f"the last good checkpoint in {self.output_dir} is kept")
+        bad = next((k for k in keys if self.logger.epoch_dict.get(k) and not bool(
+            torch.isfinite(torch.stack(self.logger.epoch_dict[k])).all())), None)
+        bad = bad or next((f"parameter {name}" for name, p in module.named_parameters()
+                           if not bool(torch.isfinite(p).all())), None)
+        if bad:
+            kept = (f"its last good checkpoint (epoch {self.saved_epoch}) in {self.output_dir} "
+                    f"is kept" if self.saved_epoch else f"{self.output_dir} has no checkpoint "
+                    f"yet, so a resume starts it again")
+            raise UserError(f"epoch {epoch}: {bad} became NaN or inf; stopped, {kept}")
 
     def to_confirm(self, test_returns):
         """The actors to test on confirm_episodes more episodes this epoch (test_returns:
@@ -453,6 +495,7 @@ class Run:
                  "device": self.config["device"], "device_rng": device_rng_state(self.config["device"]),
                  "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
         save_checkpoint(state, os.path.join(self.output_dir, "ckpt.pt"))
+        self.saved_epoch = self.loop.epoch
 
     def stop_if_interrupted(self):
         """After Ctrl-C (checked once per env step): write the checkpoint, raise Interrupted."""

@@ -15,9 +15,7 @@ buffer: buffer.py; epoch table and progress line: logger.py; the run directory (
 exact resume, Ctrl-C, early stop): runs.py, through ``run``; the command line: cli.py.
 """
 import copy
-import inspect
-import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -68,15 +66,12 @@ class Hyperparameters:
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
     stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
                                                 "(None: never); auto: 300 on BipedalWalker-v3")
-    confirm_episodes: int = setting(100, COUNT, "an epoch's test return >= stop_return is "
-                                    "confirmed on this many more episodes, their mean must hold "
-                                    "it too; 0: stop_epochs such epochs in a row", before=0)
+    confirm_episodes: int = setting(100, COUNT, "solved only if this many more episodes hold "
+                                    "it too; 0: stop_epochs epochs in a row do", before=0)
     stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
     early_stop: bool = setting(True, SWITCH, "stop once solved; best.pt is the solved actor")
-    test_actor: str = setting("live", ACTOR, "the actor tested, confirmed and kept in best.pt: "
-                              "live (pi) or averaged (ac_targ.pi, pi's Polyak average)")
-    compare_actors: bool = setting(False, SWITCH, "also test and confirm the other actor on the "
-                                   "same episodes, logged as TargTestEpRet, ConfirmEpRet, ...")
+    test_actor: str = setting("live", ACTOR, "the actor judged: live (pi) or averaged (ac_targ.pi)")
+    compare_actors: bool = setting(False, SWITCH, "test and confirm both actors, on the same episodes")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
@@ -278,9 +273,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         return ep_ret, ep_len, obs, rews
 
     def test_agent():
-        """The live actor's test episodes, and trick 1's overestimation check: Q1(s, pi(s))
-        against the discounted training reward that followed s (a little low where the time
-        limit cut it). Returns the episodes' reset seeds, drawn from the training stream."""
+        """The live actor's test, and trick 1's overestimation check: Q1(s, pi(s)) against the
+        discounted training reward that followed s (a little low where the time limit cut it)."""
         seeds = []
         for _ in range(hp.num_test_episodes):
             seeds.append(int(rng.integers(2**31)))
@@ -292,24 +286,19 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                          TestQTrue=core.discounted_returns(rews, hp.gamma))
         return seeds
 
-    # The actors a run can be judged by: pi, and the target actor, pi's Polyak average over
-    # its last ~1 / (1 - polyak) steps. Their extra episodes draw nothing from rng.
-    actors = dict(live=ac, averaged=ac_targ)
-
-    def mean_return(actor, seeds):
-        return float(np.mean([test_episode(actors[actor].act, s)[0] for s in seeds]))
+    def mean_return(actor, seeds):  # noise-free episodes that draw nothing from rng
+        return float(np.mean([test_episode(actor.act, s)[0] for s in seeds]))
 
     def judge(seeds, epoch):
-        """The judged actor's test return (test_actor; both with compare_actors), and its
-        confirmation when run.to_confirm asks for one: confirm_episodes more episodes, their
-        reset seeds from a stream of their own, so that the training stream stays as it was."""
-        if "averaged" in run.actors:
-            logger.store(TargTestEpRet=mean_return("averaged", seeds))
+        """The judged actors' test returns and, when run.to_confirm asks, confirm_episodes more
+        episodes whose reset seeds come from a stream of their own: training stays as it was."""
+        if "averaged" in run.actors:  # ac_targ.pi: pi's Polyak average over ~1/(1-polyak) steps
+            logger.store(TargTestEpRet=mean_return(ac_targ, seeds))
         returns = {a: float(np.mean(logger.epoch_dict[runs.TEST_COLUMN[a]])) for a in run.actors}
-        confirm_seeds = np.random.default_rng((hp.seed, epoch)).integers(2**31, size=hp.confirm_episodes)
-        confirmed = {a: mean_return(a, confirm_seeds.tolist()) for a in run.to_confirm(returns)}
-        for a, r in confirmed.items():
-            logger.store(**{runs.CONFIRM_COLUMN[a]: r})
+        more = np.random.default_rng((hp.seed, epoch)).integers(2**31, size=hp.confirm_episodes)
+        confirmed = {a: mean_return(ac if a == "live" else ac_targ, more.tolist())
+                     for a in run.to_confirm(returns)}
+        logger.store(**{runs.CONFIRM_COLUMN[a]: r for a, r in confirmed.items()})
         return returns, confirmed
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
@@ -384,35 +373,13 @@ def log_epoch(logger, loop, elapsed, title, judging=()):
     logger.dump_tabular(title)
 
 
-# ------------------------------------------------------------------------------------------
-# What td3() checks and fills in before it trains (sweep.py checks every run of a grid so).
-# ------------------------------------------------------------------------------------------
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
-    """Check the env and the device and fill in the settings left to the env; returns the
-    resolved Hyperparameters and what config.json records of the run."""
-    device = runs.pick_device(hp.device)
-    cli.check_env(env)
-    hp = resolve_env_defaults(hp, env)
-    if hp.polyak < 0.5:  # targ <- polyak * targ + ..., so a small polyak nearly copies the nets
-        print(f"warning: polyak={hp.polyak}: targets move {1 - hp.polyak:.1%} of the way at each "
-              f"target update; polyak is 1 - tau (tau=0.005 is polyak=0.995)", file=sys.stderr)
-    network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
-               if isinstance(p.default, (int, float, str, tuple, list))}  # as built, defaults too
-    config = dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
-                  obs_dim=env.observation_space.shape[0],
-                  act_dim=env.action_space.shape[0], device=str(device),
-                  ac_kwargs={**network, **ac_kwargs}, actor_critic=cli.name_of(actor_critic),
-                  **{k: cli.name_of(fn) for k, fn in swaps.items()})
-    return hp, config
-
-
-def resolve_env_defaults(hp, env):
-    """Settings left at "auto" take the env's value (ENV_DEFAULTS); no episode limit given
-    takes the env spec's (1600 for BipedalWalker-v3), or 1000 if it has none."""
-    defaults = {**GENERAL_DEFAULTS, **ENV_DEFAULTS.get(env.spec.id if env.spec else None, {})}
-    auto = {k: v for k, v in defaults.items() if getattr(hp, k) == "auto"}
-    limit = hp.max_ep_len or (env.spec and env.spec.max_episode_steps) or 1000
-    return replace(hp, **auto, max_ep_len=limit)
+    """What td3() checks and fills in before it trains (sweep.py checks every run of a grid
+    so): the env, the settings left to it (ENV_DEFAULTS, else GENERAL_DEFAULTS, and the env's
+    episode limit: cli.env_settings), the device. Returns the resolved Hyperparameters and
+    what config.json records of the run."""
+    hp = cli.env_settings(hp, env, GENERAL_DEFAULTS, ENV_DEFAULTS)
+    return hp, runs.run_config(env, hp, actor_critic, ac_kwargs, swaps)
 
 
 # The pieces a learner may swap to see a port's mistake; config.json records their names.
@@ -424,8 +391,7 @@ def main(argv=None):
     """python td3.py --env ENV_ID [--setting value ...], or --resume RUN_DIR; -h lists them.
     The options come from Hyperparameters; cli.py turns them into td3()'s arguments."""
     cmd = cli.parse_td3(argv, Hyperparameters, SWAP_POINTS)
-    if cmd.threads:
-        torch.set_num_threads(cmd.threads)
+    torch.set_num_threads(cmd.threads or runs.default_threads())  # torch's own is slow on many cores
     td3(cli.make_env(cmd.env_id), **cmd.kwargs)
 
 

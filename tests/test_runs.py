@@ -14,7 +14,7 @@ import torch
 import cli
 import runs
 import td3
-from conftest import SMALL, CountEnv, one_line_error, run_cli, snapshot
+from conftest import SMALL, CountEnv, one_line_error, rows_without_time, run_cli, snapshot
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -262,14 +262,60 @@ def test_nan_in_the_second_epoch_keeps_the_first_epochs_checkpoint(tmp_path):
         return loss * float("nan") if len(n_loss) > 150 else loss  # epoch 1 has 150 updates
 
     out = tmp_path / "nan"
-    with pytest.raises(cli.UserError, match=r"epoch 2: LossQ became NaN or inf; stopped, the "
-                                            r"last good checkpoint in .* is kept"):
+    with pytest.raises(cli.UserError, match=r"epoch 2: LossQ became NaN or inf; stopped, its "
+                                            r"last good checkpoint \(epoch 1\) in .* is kept"):
         td3.td3(lambda: next(envs), critic_loss=loss_nan_in_epoch_2,
                 logger_kwargs=dict(output_dir=str(out), quiet=True), **{**SMALL, "epochs": 3})
     assert len(test_steps) == 200  # epoch 1's test episode only: epoch 2 never tested NaN weights
     assert len(read_progress(out / "progress.txt")[1]) == 1
     ckpt = load_checkpoint(out / "ckpt.pt")
     assert ckpt["epoch"] == 1 and all(torch.isfinite(v).all() for v in ckpt["ac"].values())
+
+
+def test_nan_before_the_first_checkpoint_says_none_is_kept(tmp_path, pendulum):
+    def loss_nan(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+        return td3.critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin) * float("nan")
+
+    out = tmp_path / "nan"
+    with pytest.raises(cli.UserError, match=r"epoch 1: LossQ became NaN or inf; stopped, .* has "
+                                            r"no checkpoint yet, so a resume starts it again$"):
+        td3.td3(pendulum, critic_loss=loss_nan, logger_kwargs=dict(output_dir=str(out), quiet=True),
+                **SMALL)
+    assert not (out / "ckpt.pt").exists()
+
+
+@pytest.mark.parametrize("left", [("config.json",), ("config.json", "progress.txt", "best.pt")])
+def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_path, left):
+    """With --save_freq 2, a kill during epoch 2 leaves config.json, epoch 1's row and best.pt
+    but no ckpt.pt. --resume starts the run again (dropping the row, as a resume drops the rows
+    after its checkpoint) and ends with the rows of a run never stopped."""
+    args = [*CLI_SMALL[:2], *CLI_SMALL[4:], "--epochs", 2, "--save_freq", 2]
+    ref, run = tmp_path / "ref", tmp_path / "k"
+    assert run_cli(*args, "--data_dir", ref, "--exp_name", "r")[0] == 0
+    shutil.copytree(ref / "r" / "r_s0", run)
+    for name in set(os.listdir(run)) - set(left):
+        os.remove(run / name)
+    p1 = (run / "progress.txt")
+    if p1.exists():  # one row, as epoch 1 wrote it
+        p1.write_text("".join(p1.read_text().splitlines(keepends=True)[:2]))
+    code, out, err = run_cli("--resume", run)
+    assert code == 0, err
+    dropped = "; dropped progress.txt, best.pt" if len(left) > 1 else ""
+    assert f"note: {run} has no checkpoint yet (it stopped before its first was written), so " \
+           f"it starts again from env step 0{dropped}" in out
+    assert rows_without_time(run) == rows_without_time(ref / "r" / "r_s0")
+
+
+def test_a_resume_compares_numbers_as_numbers(tmp_path, pendulum):
+    """reward_floor=-10 (an int) on resume is the run's -10.0, not another setting."""
+    out = tmp_path / "r"
+    td3.td3(pendulum, reward_floor=-10.0, logger_kwargs=dict(output_dir=str(out), quiet=True), **SMALL)
+    td3.td3(pendulum, reward_floor=-10, resume=True, logger_kwargs=dict(output_dir=str(out), quiet=True),
+            **{**SMALL, "epochs": 3})
+    assert len(read_progress(out / "progress.txt")[1]) == 3
+    with pytest.raises(cli.UserError, match="was run with reward_floor=-10.0, not -9"):
+        td3.td3(pendulum, reward_floor=-9, resume=True, logger_kwargs=dict(output_dir=str(out),
+                quiet=True), **{**SMALL, "epochs": 4})
 
 
 # ---- temp files: only the ones a killed write leaves are cleaned up ----

@@ -118,20 +118,24 @@ def test_truncation_is_stored_as_not_done(tmp_path, monkeypatch, limit, expect_d
     assert stored == [float(expect_done and (i + 1) % ep == 0) for i in range(70)]
 
 
+def resolve_env_defaults(hp, env):
+    return td3.resolve(env, hp)[0]
+
+
 def test_settings_left_to_the_env_are_resolved_from_it():
-    hp = td3.resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3"))
+    hp = resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3"))
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (1600, -10.0, 300.0)
-    hp = td3.resolve_env_defaults(td3.Hyperparameters(max_ep_len=50, reward_floor=None),
+    hp = resolve_env_defaults(td3.Hyperparameters(max_ep_len=50, reward_floor=None),
                                   gym.make("BipedalWalker-v3"))
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (50, None, 300.0)  # given wins
-    hp = td3.resolve_env_defaults(td3.Hyperparameters(), gym.make("Pendulum-v1"))
+    hp = resolve_env_defaults(td3.Hyperparameters(), gym.make("Pendulum-v1"))
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (200, None, None)
-    hp = td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no limit
+    hp = resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no limit
     assert hp.max_ep_len == 1000
 
 
 def test_settings_left_to_the_env_per_env():
-    resolved = lambda env_id, **given: td3.resolve_env_defaults(  # noqa: E731
+    resolved = lambda env_id, **given: resolve_env_defaults(  # noqa: E731
         td3.Hyperparameters(**given), gym.make(env_id))
     hp = td3.Hyperparameters()
     assert (hp.gamma, hp.noise, hp.reward_floor) == ("auto", "auto", "auto")
@@ -141,13 +145,21 @@ def test_settings_left_to_the_env_per_env():
     assert (walker.gamma, walker.noise, walker.reward_floor) == (0.98, "gaussian", -10.0)
     pendulum = resolved("Pendulum-v1")
     assert (pendulum.gamma, pendulum.noise, pendulum.reward_floor) == (0.98, "gaussian", None)
-    other = td3.resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no id
+    other = resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no id
     assert (other.gamma, other.noise, other.reward_floor) == (0.98, "gaussian", None)
     # what is given wins, and each per-env default has its way off
     off = resolved("LunarLanderContinuous-v3", gamma=0.98, noise="gaussian", reward_floor=None)
     assert (off.gamma, off.noise, off.reward_floor) == (0.98, "gaussian", None)
     on = resolved("Pendulum-v1", gamma=0.99, noise="pink", reward_floor=-10.0)
     assert (on.gamma, on.noise, on.reward_floor) == (0.99, "pink", -10.0)
+    # the same env made another way gets the same defaults: Gymnasium's documented way to
+    # the continuous lander, and not the walker's for its hardcore variant
+    documented = resolve_env_defaults(td3.Hyperparameters(), gym.make("LunarLander-v3", continuous=True))
+    assert documented == lander
+    hardcore = [resolve_env_defaults(td3.Hyperparameters(), gym.make(*how[:1], **how[1]))
+                for how in (("BipedalWalker-v3", dict(hardcore=True)), ("BipedalWalkerHardcore-v3", {}))]
+    per_env = [(h.gamma, h.noise, h.reward_floor, h.stop_return) for h in hardcore]
+    assert per_env[0] == per_env[1] == (0.98, "gaussian", None, None)  # (their time limits differ)
 
 
 def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
