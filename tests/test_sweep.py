@@ -234,8 +234,11 @@ def test_rerun_of_a_finished_sweep_changes_nothing(grid, env):
 
 def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_path):
     data, sweep = tmp_path / "data", [*TINY, "--seeds", 0, 1, "--variants", "ddpg"]
+    # The stopped sweeps ask for 25 times the epochs, so that a busy machine can't let them
+    # finish before the stop lands; the last one asks for EPOCHS again, which a resume may.
+    long = [*sweep, "--epochs", 25 * EPOCHS]
     # Ctrl-C in a terminal: SIGINT to the sweep's process group, once a run has a checkpoint.
-    p = start_sweep(env, *sweep, "--data_dir", data)
+    p = start_sweep(env, *long, "--data_dir", data)
     wait_for(lambda: glob.glob(str(data / "*" / "*" / "ckpt.pt")), p)
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=300)
@@ -245,7 +248,7 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
     # and to the runs. Ray's workers, each in a process group of its own, must then go by
     # themselves: nothing of the killed sweep may live on to race the rerun.
     rows = rows_written(data)
-    p = start_sweep(env, *sweep, "--data_dir", data)
+    p = start_sweep(env, *long, "--data_dir", data)
     wait_for(lambda: rows_written(data) > rows, p)
     tree = process_tree(p.pid)
     os.killpg(p.pid, signal.SIGKILL)
@@ -256,12 +259,15 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
     p.communicate(timeout=60)
     wait_for(lambda: not alive(tree), timeout=60)
 
+    assert rows_written(data) < 2 * EPOCHS  # stopped while both runs had epochs to go
     code, out, err = run_sweep(env, *sweep, "--data_dir", data)
     assert code == 0, err
     assert "2 finished" not in out.splitlines()[0]  # the kills did leave work to do
     for run in RUNS[2:]:  # the same runs as in the grid swept without a stop
         assert progress(data / run) == progress(grid["data"] / run)
-        assert config(data / run) == config(grid["data"] / run)
+        made = config(data / run)
+        assert made.pop("epochs") == 25 * EPOCHS  # (config.json keeps what the run began with)
+        assert made == {k: v for k, v in config(grid["data"] / run).items() if k != "epochs"}
         a, b = actor(data / run), actor(grid["data"] / run)
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
 
