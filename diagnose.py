@@ -4,17 +4,18 @@
     python diagnose.py my_port/progress.txt --env BipedalWalker-v3 --plot why.png
     python diagnose.py my_run --reference runs_that_learned/   # an env with no committed runs
 
-The rule, per column at the run's own env steps: the healthy spread runs from the lowest to
-the highest value any healthy run took within POOL epochs, widened on each side by WIDEN of the
-healthy runs' standard deviations around their mean (pooled over all their steps; LossQ and
-StdQ1Vals as log10, AverageQ1Vals and LossPi as sign(v) log10(1 + |v|), whose spread grows with
-their size). A column has left it when it stays beyond one side for IN_A_ROW epochs, known at
-the last of them. Healthy runs: the committed runs named td3-<env>, or --reference; each against
-the others gives the false-alarm rate shown beside every finding. The env's other committed
-runs (porting mistakes, ablations) get the same rule, to say which did the same. See
+The rule, per column at the run's own env steps: the healthy band is the mean of the healthy
+runs' values within WINDOW epochs of the step, plus and minus K of their standard deviations
+(LossQ and StdQ1Vals as log10, AverageQ1Vals and LossPi as sign(v) log10(1 + |v|), whose spread
+grows with their size), so it is wide where the seeds differ and narrow where they agree. A
+column has left it when it stays beyond one side for IN_A_ROW epochs, known at the last of
+them. Healthy runs: the committed runs named td3-<env>, or --reference; each against the
+others gives the false-alarm rate shown. The env's other committed runs (porting mistakes,
+ablations) get the same rule, to say which did the same. See
 docs/diagnose.md for what it measured and what it cannot see.
 """
 import json
+import math
 import os
 
 import numpy as np
@@ -23,28 +24,29 @@ import logger  # progress.txt's one parser
 from cli import ArgumentParser, UserError, run_main
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-POOL, WIDEN, IN_A_ROW = 2, 4.0, 3  # their false alarms: benchmarks/check_diagnose.py
-MIN_REFS = 2  # healthy runs with data at a step, for the step to be compared
+# Chosen on healthy seeds 0-2 and 10-14, tested on 15-19: benchmarks/check_diagnose.py
+WINDOW, K, IN_A_ROW = 1, 3.5, 3
+MIN_REFS = 3  # healthy runs with data at a step, for the step to be compared
 COLUMNS = ["AverageTestEpRet", "TestEpLen", "AverageEpRet", "EpLen", "AverageQ1Vals",
            "StdQ1Vals", "Q2 - Q1", "LossQ", "LossPi", "TestQBias"]
 LOG, SYMLOG = ("LossQ", "StdQ1Vals"), ("AverageQ1Vals", "LossPi")
 # The committed variants (exp_name td3-<env>-KEY): what each is, and where to read about it.
 VARIANTS = {
     "q2_own_target": ("Q2 regressing onto its own target",
-                      "notebook 4, check: both critics regress onto one target"),
+                      "check that both critics regress onto one target (notebook 4)"),
     "column_critics": ("the (B, B) broadcast of (B, 1) critics",
-                       "notebook 4, check: every target tensor is (B,)"),
+                       "check that every tensor in the target is (B,), not (B, 1) (notebook 4)"),
     "shared_noise": ("one smoothing-noise vector per batch",
-                     "notebook 4, check: the target noise is (B, act_dim)"),
+                     "check that the target noise is drawn per sample, (B, act_dim) (notebook 4)"),
     "truncation_as_death": ("truncation stored as death",
-                            "notebook 4, check: done is terminated, never truncated"),
-    "polyak_as_tau": ("tau passed as --polyak", "notebook 4, check: polyak is 1 - tau"),
+                            "check that done is terminated, never truncated (notebook 4)"),
+    "polyak_as_tau": ("tau passed as --polyak", "check that polyak is 1 - tau (notebook 4)"),
     "authors_defaults": ("the TD3 authors' settings without the reward floor",
-                         "notebook 4, check: the discount, learning rates and reward floor"),
-    "no_twin": ("one critic (trick 1 off)", "notebook 2, trick 1 (clipped double-Q)"),
-    "no_delay": ("no policy delay (trick 2 off)", "notebook 2, trick 2 (delayed updates)"),
-    "no_smoothing": ("no target smoothing (trick 3 off)", "notebook 2, trick 3 (smoothing)"),
-    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "notebook 2, all three"),
+                         "check the discount, the learning rates and the reward floor (notebook 4)"),
+    "no_twin": ("one critic (trick 1 off)", "check that the target takes the smaller of two critics (notebook 2, trick 1)"),
+    "no_delay": ("no policy delay (trick 2 off)", "check that the actor updates once per policy_delay critic updates (notebook 2, trick 2)"),
+    "no_smoothing": ("no target smoothing (trick 3 off)", "check that clipped noise is added to the target action (notebook 2, trick 3)"),
+    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "check each of the three tricks (notebook 2)"),
 }
 
 
@@ -124,41 +126,47 @@ def _scale(col, v):
     return np.log10(np.maximum(v, 1e-12)) if col in LOG else v
 
 
+def _unscale(col, v):
+    if col in SYMLOG:
+        return np.sign(v) * (10 ** np.abs(v) - 1)
+    return 10.0 ** v if col in LOG else v
+
+
 def _num(v):
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
-def spread(x, refs, col):
-    """At each env step of ``x``: the lowest and highest healthy value within POOL epochs, how
-    many healthy runs have data there, and the widening (in the column's scale)."""
-    refs = [r for r in refs if col in r["data"]]
-    lo, hi, n = np.full(len(x), np.inf), np.full(len(x), -np.inf), np.zeros(len(x), int)
-    for r in refs:
-        xr, v = r["data"]["TotalEnvInteracts"], r["data"][col]
+def band(x, refs, col):
+    """At each env step of ``x``: the healthy band's low and high limits (as the column's own
+    values) and how many healthy runs have data there. The band is the mean of the healthy
+    values within WINDOW epochs of the step, +- K standard deviations, on the column's scale."""
+    n, total, total2, count = np.zeros(len(x), int), np.zeros(len(x)), np.zeros(len(x)), np.zeros(len(x))
+    for r in (r for r in refs if col in r["data"]):
+        xr, v = r["data"]["TotalEnvInteracts"], _scale(col, r["data"][col])
         w = np.median(np.diff(xr)) if len(xr) > 1 else xr[0]
-        near = (np.abs(xr[None, :] - x[:, None]) <= POOL * w) & (x <= xr[-1] + w / 2)[:, None]
-        lo = np.minimum(lo, np.where(near, v, np.inf).min(1))
-        hi = np.maximum(hi, np.where(near, v, -np.inf).max(1))
+        near = (np.abs(xr[None, :] - x[:, None]) <= WINDOW * w + 1e-9) & \
+            (x <= xr[-1] + w / 2)[:, None] & ~np.isnan(v)[None, :]
+        vals = np.where(near, v, 0.0)
+        total, total2, count = total + vals.sum(1), total2 + (vals ** 2).sum(1), count + near.sum(1)
         n += near.any(1)
-    grid = np.unique(np.concatenate([r["data"]["TotalEnvInteracts"] for r in refs] or [[0]]))
-    vals = np.array([np.where(grid <= r["data"]["TotalEnvInteracts"][-1], np.interp(
-        grid, r["data"]["TotalEnvInteracts"], _scale(col, r["data"][col])), np.nan) for r in refs])
-    both = (~np.isnan(vals)).sum(0) >= 2 if refs else np.zeros(1, bool)
-    sd = np.sqrt(np.nanmean(np.nanvar(vals[:, both], axis=0, ddof=1))) if both.any() else 0.0
-    return lo, hi, n, WIDEN * sd
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / count
+        sd = np.sqrt(np.maximum(total2 - count * mean ** 2, 0) / (count - 1))
+    lo, hi = mean - K * sd, mean + K * sd
+    return _unscale(col, lo), _unscale(col, hi), n
 
 
 def findings(run, refs):
-    """The columns of ``run`` that left the healthy spread, earliest known first: dicts with
-    col, side ('above'/'below'), start and known (env steps), size and share (words)."""
+    """The columns of ``run`` that left the healthy band, earliest known first: dicts with
+    col, side ('above'/'below'), start and known (env steps), limit (the crossed limit at the
+    start), size and share (words)."""
     x, out = run["data"]["TotalEnvInteracts"], []
     for col in [c for c in COLUMNS if c in run["data"]]:
-        lo, hi, n, widen = spread(x, refs, col)
+        lo, hi, n = band(x, refs, col)
         raw, ok = run["data"][col], n >= MIN_REFS
         v = _scale(col, raw)
         with np.errstate(invalid="ignore"):
-            sides = (("above", ok & (v > _scale(col, hi) + widen), hi),
-                     ("below", ok & (v < _scale(col, lo) - widen), lo))
+            sides = (("above", ok & (v > _scale(col, hi)), hi), ("below", ok & (v < _scale(col, lo)), lo))
         for side, beyond, edge in sides:
             row = np.convolve(beyond, np.ones(IN_A_ROW), "valid") == IN_A_ROW
             if not row.any():
@@ -166,19 +174,31 @@ def findings(run, refs):
             i = int(np.argmax(row))
             j, r, e = i + IN_A_ROW, raw[i:i + IN_A_ROW], edge[i:i + IN_A_ROW]
             size = (f"{_num(np.median(np.maximum(r / e, e / r)))}x " if col in LOG else
-                    f"{_num(np.median(np.abs(r - e)))} ") + ("higher than the highest" if side ==
-                                                            "above" else "lower than the lowest")
-            size += f" (healthy {_num(lo[i])} to {_num(hi[i])} at {int(x[i]):,})"
+                    f"{_num(np.median(np.abs(r - e)))} ") + side
             later = beyond[i:][ok[i:]]
-            out.append(dict(col=col, side=side, start=int(x[i]), known=int(x[j - 1]), size=size,
+            out.append(dict(col=col, side=side, start=int(x[i]), known=int(x[j - 1]),
+                            limit=float(edge[i]), value=float(raw[i]), size=size,
                             share=f"outside in {later.sum()} of {len(later)} epochs"))
     return sorted(out, key=lambda f: (f["known"], COLUMNS.index(f["col"])))
 
 
-def false_alarms(refs):
-    """Each healthy run against the others: ({column: runs it fired on}, runs that fired in
-    any column, runs)."""
-    fired = [{f["col"] for f in findings(r, refs[:i] + refs[i + 1:])}
+def upper_bound(k, n, confidence=0.95):
+    """The exact one-sided upper bound on a rate seen k times in n (Clopper-Pearson)."""
+    if k >= n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(60):  # bisection on P(X <= k | p) = 1 - confidence
+        p = (lo + hi) / 2
+        cdf = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        lo, hi = (p, hi) if cdf > 1 - confidence else (lo, p)
+    return hi
+
+
+def false_alarms(refs, against=None):
+    """Each healthy run against the others (or, given ``against``, each of ``refs`` against
+    those): ({column: runs it fired on}, runs that fired in any column, runs)."""
+    fired = [{f["col"] for f in findings(r, against if against is not None
+                                          else refs[:i] + refs[i + 1:])}
              for i, r in enumerate(refs)]
     return {c: sum(c in f for f in fired) for c in COLUMNS}, sum(map(bool, fired)), len(refs)
 
@@ -236,37 +256,41 @@ def report(run, refs, others, env, shown=4):
     """The lines diagnose prints: the first ``shown`` findings in full, then the rest briefly."""
     me, groups, best, score = compare(run, refs, others, env)
     x = run["data"]["TotalEnvInteracts"].astype(int)
-    seen = x[spread(x, refs, next(c for c in COLUMNS if c in run["data"]))[2] >= MIN_REFS]
+    seen = x[band(x, refs, next(c for c in COLUMNS if c in run["data"]))[2] >= MIN_REFS]
     if not len(seen):
         raise UserError(f"no step of {run['path']} has data in {MIN_REFS} healthy runs")
     per_col, any_col, n = false_alarms(refs) if len(refs) > MIN_REFS else ({}, None, len(refs))
-    rate = lambda k: f"{k} of {n}" if any_col is not None else f"not measurable with {n} runs"
+    rate = lambda k: (f"{k} of {n} (95% upper bound {upper_bound(k, n):.0%})"
+                      if any_col is not None else f"not measurable with {n} runs")
     name = lambda v: VARIANTS.get(v, (v,))[0]
     out = [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
-           f"compared with {n} healthy TD3 runs at {seen[0]:,} to {seen[-1]:,} env steps; false "
-           f"alarms of the rule on them, each against the others: {rate(any_col)}"]
+           f"compared with {n} healthy TD3 runs at {seen[0]:,} to {seen[-1]:,} env steps (band: "
+           f"mean +- {K:g} sd within {WINDOW} epochs); false alarms on them, each against the "
+           f"others: {rate(any_col)}"]
     if run["missing"]:
         out.append(f"not in this file, so not compared: {', '.join(run['missing'])}")
     if not me["findings"]:
-        return out + [f"every column inside the healthy spread "
+        return out + [f"every column inside the healthy band "
                       f"({len(COLUMNS) - len(run['missing'])} columns, {len(seen)} epochs)"]
     for f in me["findings"][:shown]:
         who = sorted(((sum((f["col"], f["side"]) in s for s in sigs), len(sigs), v)
                       for v, sigs in groups.items()), key=lambda t: (-t[0] / t[1], -t[1]))
         who = [f"{name(v)} ({k} of {m} seeds)" for k, m, v in who if k]
-        out += [f"{f['col']} {f['side']} every healthy run from {f['start']:,} steps (known at "
-                f"{f['known']:,}), {f['size']}; {f['share']} from then on; false alarms in this "
-                f"column: {rate(per_col.get(f['col']))}",
+        word = "upper" if f["side"] == "above" else "lower"
+        out += [f"{f['col']} {f['side']} the healthy band from {f['start']:,} steps (known at "
+                f"{f['known']:,}): {_num(f['value'])} where the band's {word} limit was "
+                f"{_num(f['limit'])}, {f['size']} it at first; {f['share']} from then on",
                 "    committed runs that did this: " + (", ".join(who) or "none")]
     if me["findings"][shown:]:
         out.append("also left: " + "; ".join(f"{f['col']} {f['side']} (known at {f['known']:,})"
                                               for f in me["findings"][shown:]))
-    out.append("test episodes: " + (me["pattern"][1] or "the test return stayed in the spread"))
+    out.append("test episodes: " + (me["pattern"][1] or "the test return stayed in the band"))
     if best:
         k = sum(s == me["signature"] for s in groups[best])
-        out.append(f"closest committed pattern: {name(best)} (its seeds share {score[best]:.0%} "
-                   f"of the signs on average, {k} of {len(groups[best])} exactly these)"
-                   + (f". See {VARIANTS[best][1]}." if best in VARIANTS else ""))
+        out.append(f"closest committed pattern: {name(best)}, matching {score[best]:.0%} of this "
+                   f"run's signs (averaged over its {len(groups[best])} seeds; {k} with exactly "
+                   f"these). A resemblance, not a cause"
+                   + (f": {VARIANTS[best][1]}." if best in VARIANTS else "."))
     else:
         out.append("no committed run shows these signs" if groups else
                    f"no committed mistake or ablation run of {env} to compare with")
@@ -274,21 +298,21 @@ def report(run, refs, others, env, shown=4):
 
 
 def draw(run, refs, fs, out):
-    """The run's test return and each column that left the spread (dashed: where it is
-    known), over the healthy runs' mean +- std, drawn by plot.py."""
+    """The run's test return and each column that left the band (dashed: where it is known),
+    over the healthy band (grey), the run's line drawn by plot.py."""
     import matplotlib  # here, not at the top: only --plot draws, and it needs the Agg backend
     matplotlib.use("Agg")  # chosen before pyplot (and plot.py) are imported
     import matplotlib.pyplot as plt
     import plot
     cols = list(dict.fromkeys(["AverageTestEpRet"] + [f["col"] for f in fs]))
-    end = run["data"]["TotalEnvInteracts"][-1]
-    runs = [dict(path=r["path"], exp_name="healthy TD3", data={k: v[r["data"]["TotalEnvInteracts"]
-            <= end] for k, v in r["data"].items()}) for r in refs]
-    runs.append(dict(path=run["path"], exp_name="this run", data=run["data"]))
+    x = run["data"]["TotalEnvInteracts"]
     rows, per_row = (len(cols) + 2) // 3, min(3, len(cols))
     fig, axes = plt.subplots(rows, per_row, figsize=(5.5 * per_row, 4 * rows), squeeze=False)
     for ax, col in zip(axes.flat, cols):
-        plot.plot_value(ax, [r for r in runs if col in r["data"]], col)
+        lo, hi, n = band(x, refs, col)
+        ok = n >= MIN_REFS
+        ax.fill_between(x[ok], lo[ok], hi[ok], color="0.8", label=f"healthy band ({len(refs)} runs)")
+        plot.plot_value(ax, [dict(path=run["path"], exp_name="this run", data=run["data"])], col)
         for f in fs:
             if f["col"] == col:
                 ax.axvline(f["known"], color="k", linestyle="--", linewidth=1)
@@ -317,8 +341,14 @@ def main(argv=None):
     if not env:
         raise UserError(f"{args.run} has no config.json naming its env; give --env ENV_ID")
     refs, others = committed(env) if os.path.isdir(RESULTS) else ([], [])
-    refs = [r for r in (runs_under(args.reference) if args.reference else refs)
-            if not same_run(r, run)]
+    if args.reference:
+        given = runs_under(args.reference)
+        refs = [r for r in given if r["env"] in (None, env)]
+        if len(refs) < len(given):  # another env's runs are no reference for this one
+            other = sorted({r["env"] for r in given} - {None, env})
+            print(f"left out {len(given) - len(refs)} of the --reference runs: they are of "
+                  f"{', '.join(other)}, not {env}")
+    refs = [r for r in refs if not same_run(r, run)]
     if len(refs) < MIN_REFS:
         raise UserError(f"{len(refs)} healthy runs of {env} to compare with; {MIN_REFS} or "
                         f"more are needed: give --reference DIR ...")
