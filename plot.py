@@ -175,6 +175,17 @@ def group_curves(runs, value, xaxis, smooth_n=1):
     return out
 
 
+# Distinct colours for many seeds of one group (matplotlib's tab20, dark shades first).
+_SEED_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
+                "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+
+
+def _natural(text):
+    """A sort key that puts s2 before s10."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", os.path.basename(text))]
+
+
 def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=1,
                count=False, legend=None, hline=None, legend_out=False, colors=None):
     """Draw one panel on a matplotlib ``ax``; returns the resolved column name.
@@ -189,11 +200,14 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
     palette = group_colors(names, legend, colors)
     for i, name in enumerate(names):
         c, label, color = curves[name], (legend[i] if legend else name), palette[name]
-        if count:  # each run in its group's colour; seeds told apart by line style and shade
+        if count:  # each run on its own line, in seed order (s2 before s10)
             shades = np.linspace(-0.1, 0.3, c["n"]) if c["n"] > 1 else [0.0]
-            for j, r in enumerate(c["runs"]):
+            many = len(names) == 1 and c["n"] > 4  # one group of many seeds: a colour each
+            for j, r in enumerate(sorted(c["runs"], key=lambda r: _natural(r["path"]))):
                 ax.plot(r["data"][xaxis], smooth(r["data"][value], smooth_n),
-                        color=_shade(color, shades[j]), linestyle=("-", "--", ":", "-.")[j % 4],
+                        color=_SEED_COLORS[j % len(_SEED_COLORS)] if many else
+                        _shade(color, shades[j]),
+                        linestyle="-" if many else ("-", "--", ":", "-.")[j % 4],
                         label=f"{label}: {os.path.basename(r['path'])}")
         else:
             # Solid where every run has data; dotted where some had stopped (fewer seeds).

@@ -215,8 +215,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     """Train a TD3 agent; writes a run directory (see runs.py) and returns the actor-critic.
 
     Args:
-        env_fn: makes a fresh Gymnasium env with a Box action space; called twice (training
-            and test episodes).
+        env_fn: makes a fresh Gymnasium env with a Box action space; called for training, for
+            test episodes and, where a run is judged (stop_return), for its judging episodes.
         actor_critic: built as ``actor_critic(obs_space, act_space, **ac_kwargs)``; needs
             ``pi``, ``q1`` and ``q2`` like ``core.MLPActorCritic``.
         ac_kwargs (dict): e.g. ``dict(hidden_sizes=(256, 256))``; config.json records the
@@ -260,7 +260,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
-    def test_episode(act, seed):
+    def test_episode(act, seed, test_env=test_env):
         """One noise-free episode from reset seed ``seed``: (return, length, obs, floored rewards)."""
         o, _ = test_env.reset(seed=seed)
         done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
@@ -286,18 +286,20 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                          TestQTrue=core.discounted_returns(rews, hp.gamma))
         return seeds
 
+    judge_env = env_fn() if run.columns else None  # its own: a Box2D env's past changes it
+    actors = dict(live=ac, averaged=ac_targ)  # averaged: ac_targ.pi, pi's Polyak average
+
     def mean_return(actor, seeds):  # noise-free episodes that draw nothing from rng
-        return float(np.mean([test_episode(actor.act, s)[0] for s in seeds]))
+        return float(np.mean([test_episode(actor.act, s, judge_env)[0] for s in seeds]))
 
     def judge(seeds, epoch):
         """The judged actors' test returns and, when run.to_confirm asks, confirm_episodes more
-        episodes whose reset seeds come from a stream of their own: training stays as it was."""
-        if "averaged" in run.actors:  # ac_targ.pi: pi's Polyak average over ~1/(1-polyak) steps
+        episodes (reset seeds of their own, a judge_env of their own: training stays as it was)."""
+        if "averaged" in run.actors:
             logger.store(TargTestEpRet=mean_return(ac_targ, seeds))
         returns = {a: float(np.mean(logger.epoch_dict[runs.TEST_COLUMN[a]])) for a in run.actors}
         more = np.random.default_rng((hp.seed, epoch)).integers(2**31, size=hp.confirm_episodes)
-        confirmed = {a: mean_return(ac if a == "live" else ac_targ, more.tolist())
-                     for a in run.to_confirm(returns)}
+        confirmed = {a: mean_return(actors[a], more.tolist()) for a in run.to_confirm(returns)}
         logger.store(**{runs.CONFIRM_COLUMN[a]: r for a, r in confirmed.items()})
         return returns, confirmed
 
@@ -344,13 +346,11 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     return ac
 
 
-if td3.__doc__:  # (python -OO drops docstrings)
-    td3.__doc__ = td3.__doc__.format(settings=cli.settings_doc(Hyperparameters))
+td3.__doc__ = td3.__doc__ and td3.__doc__.format(settings=cli.settings_doc(Hyperparameters))  # -OO: None
 
 
 def log_epoch(logger, loop, elapsed, title, judging=()):
-    """One row of progress.txt from what the epoch stored; ``judging``: the columns of the
-    other actor's test and of the confirmations (NaN in an epoch without one)."""
+    """One row of progress.txt from what the epoch stored (judging columns: NaN if not run)."""
     logger.log_tabular("Epoch", loop.epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)

@@ -26,8 +26,9 @@ candidate results/screen/<candidate>/, and then results/<env>/), each seed's fir
 at the threshold, the step at which the default early stop (3 epochs in a row at the threshold)
 would have fired, the later epochs at the threshold, the final return and, on
 LunarLanderContinuous-v3, the mean TestEpLen of the last 10 epochs (a lander that hovers shows
-about 1000). A seed counts once its run reached the step limit or was ended by its own early
-stop; before that it is listed as unfinished and left out of every count. Then, per
+about 1000). A seed counts once its run reached the step limit, as the docs' rule asks;
+before that, and also when its own early stop ended it sooner (the rule needs every epoch to
+the limit: run screens with --no_stop), it is listed and left out of every count. Then, per
 configuration and group of seeds, the counts and medians, and per candidate the docs' decision
 rule applied to it and to the baseline on the same seeds.
 """
@@ -174,16 +175,18 @@ def screen_measure(data, cfg, thr, limit):
     stop = first_run_of(ok, STOP_EPOCHS)
     after = ok[hit[0] + 1:] if len(hit) else ok[:0]
     end = int(x_all[-1]) if len(x_all) else 0
-    # A run whose own early stop (config.json's stop_return) ended it before the limit is done.
+    # A run whose own early stop ended it before the limit lacks the epochs the rule counts.
     own_stop, own_epochs = cfg.get("stop_return"), cfg.get("stop_epochs", STOP_EPOCHS)
-    stopped = (own_stop is not None and end < limit
-               and first_run_of(ret_all[-own_epochs:] >= own_stop, own_epochs) is not None)
+    confirmed = data.get("ConfirmEpRet", data.get("TargConfirmEpRet"))
+    stopped = own_stop is not None and cfg.get("early_stop", True) and end < limit and (
+        bool(confirmed[-1] >= own_stop) if cfg.get("confirm_episodes", 0) and confirmed is not None
+        else first_run_of(ret_all[-own_epochs:] >= own_stop, own_epochs) is not None)
     status = ("finished" if end >= limit else "ended by its own early stop" if stopped
               else "unfinished")
     ep_len = data.get("TestEpLen")
     return dict(seed=cfg["seed"], rows=len(x_all), rows_in=len(x), end=end,
                 planned=cfg.get("epochs", 0) * cfg.get("steps_per_epoch", 0),
-                status=status, counted=status != "unfinished",
+                status=status, counted=status == "finished",
                 first=int(x[hit[0]]) if len(hit) else None,
                 stop=int(x[stop]) if stop is not None else None,
                 after=len(after), held=int(after.sum()), final=float(ret[-1]) if len(ret) else None,
@@ -201,8 +204,10 @@ def screen_seed_line(m, thr, limit, env_id):
                  + (f" (its first {m['rows_in']} count)" if m["rows_in"] < m["rows"] else "")
                  + ";")
     else:
-        where = (f"{m['rows']} rows to {m['end']:,} of {limit:,}, unfinished, not counted"
-                 + (f" (planned to {m['planned']:,} only)" if m["planned"] < limit else "")
+        where = (f"{m['rows']} rows to {m['end']:,} of {limit:,}, {m['status']}, not counted"
+                 + (" (the rule needs every epoch to the limit: --no_stop)"
+                    if m["status"] != "unfinished" else
+                    f" (planned to {m['planned']:,} only)" if m["planned"] < limit else "")
                  + "; so far:")
     by = f" by {min(m['end'], limit):,}"
     first = (f"first >= {thr:g} at {m['first']:,}" if m["first"] is not None
@@ -250,11 +255,11 @@ def summary(label, ms, thr, limit, env_id):
     counted = [m for m in ms if m["counted"]]
     if not counted:
         return (f"    => {label} ({seed_list(m['seed'] for m in ms)}): none counted yet, "
-                f"{len(ms)} unfinished")
+                f"{len(ms)} not run to the limit")
     t = tally(counted)
     firsts = ", ".join(steps(m["first"], limit).replace("later than", "not by") for m in counted)
     text = (f"    => {label} ({seed_list(m['seed'] for m in ms)}): {t['n']} counted, "
-            f"{len(ms) - t['n']} unfinished; {t['reached']} of {t['n']} at {thr:g} by {limit:,} "
+            f"{len(ms) - t['n']} not run to the limit; {t['reached']} of {t['n']} at {thr:g} by {limit:,} "
             f"(first: {firsts or '-'}; median {steps(t['median_first'], limit)}, unreached seeds "
             f"counted as later than {limit:,}); the default early stop would fire on "
             f"{t['stopped']} of {t['n']} (median {steps(t['median_stop'], limit)}); after the "
@@ -419,6 +424,85 @@ def screen(baselines, candidates, seeds=None):
                     print(line)
 
 
+# ------------------------------------------------------------------------------------------
+# Judging a run: the confirmation and the averaged actor (docs/defaults.md): --judging DIR
+# ------------------------------------------------------------------------------------------
+JUDGING_LIMIT = 150_000  # BipedalWalker-v3's step limit of the measuring runs
+ACTORS = dict(live=("AverageTestEpRet", "ConfirmEpRet"), averaged=("TargTestEpRet", "TargConfirmEpRet"))
+
+
+def fresh_score(run, name):
+    """The 100-episode average that watch.py printed for run/<name>.pt into fresh_<name>.txt."""
+    try:
+        with open(os.path.join(run, f"fresh_{name}.txt")) as f:
+            line = [ln for ln in f if ln.startswith("average return over")]
+    except OSError:
+        return None
+    return float(line[-1].split(":")[1].split()[0]) if line else None
+
+
+def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
+    """Per seed: whether every training column equals the committed run's, where the old stop
+    (3 epochs in a row) and the confirmed stop of each actor fire, the confirmations' scores,
+    the fresh 100 episodes of best.pt and best_averaged.pt, and the share of later epochs at
+    the threshold; then the decision rule of docs/defaults.md."""
+    rows, fired = [], {a: [] for a in ACTORS}
+    old = []
+    for run in runs_under(top):
+        data, cfg = load(run)
+        if "TargTestEpRet" not in data or "ConfirmEpRet" not in data:
+            continue
+        keep = data["TotalEnvInteracts"] <= limit
+        d = {k: v[keep] for k, v in data.items()}
+        x, seed = d["TotalEnvInteracts"], cfg["seed"]
+        ref = os.path.join(reference, f"td3-{cfg['env_id']}_s{seed}", "progress.txt")
+        same = "no committed run"
+        if os.path.exists(ref):
+            r = read_table(ref)
+            cols = [c for c in r if c != "Time"]
+            n = min(len(r["Epoch"]), len(d["Epoch"]))
+            same = "equal" if all(np.array_equal(r[c][:n], data[c][:n], equal_nan=True)
+                                  for c in cols) else "DIFFERENT"
+            same += f" ({n} rows)"
+        i_old = first_run_of(d["AverageTestEpRet"] >= thr, STOP_EPOCHS)
+        old.append(int(x[i_old]) if i_old is not None else None)
+        line = [f"seed {seed}: training columns vs committed: {same}; old stop: "
+                + (f"{int(x[i_old]):,}" if i_old is not None else "never")]
+        for actor, (test, confirm) in ACTORS.items():
+            ok = (d[test] >= thr) & (d[confirm] >= thr)
+            i = int(np.argmax(ok)) if ok.any() else None
+            fired[actor].append(int(x[i]) if i is not None else None)
+            tried = [f"{int(x[j]) // 1000}k {d[confirm][j]:.0f}" for j in np.flatnonzero(
+                ~np.isnan(d[confirm]))]
+            hit = np.flatnonzero(d[test] >= thr)
+            after = d[test][hit[0] + 1:] >= thr if len(hit) else np.array([])
+            fresh = fresh_score(run, "best" if actor == "live" else "best_averaged")
+            line.append(f"    {actor:>8}: confirmed stop at " + (f"{int(x[i]):,} ({d[confirm][i]:.1f} "
+                        f"over 100 episodes)" if i is not None else f"never by {limit:,}")
+                        + f"; confirmations (step, 100-episode mean): {', '.join(tried) or 'none'}"
+                        + f"; after its first 10-episode {thr:g}: {int(after.sum())} of {len(after)} "
+                        f"epochs at it" + (f"; its first confirmed actor on 100 fresh episodes: "
+                                           f"{fresh:.1f}" if fresh is not None else ""))
+        rows.append("\n".join(line))
+    if not rows:
+        return print(f"no run with the judging columns (--compare_actors) under {top}")
+    print(f"judging, {len(rows)} runs under {top}, first {limit:,} env steps, threshold {thr:g}:")
+    print("\n".join(rows))
+    med = lambda v: statistics.median([s if s is not None else float("inf") for s in v])  # noqa
+    count = {a: sum(s is not None for s in v) for a, v in fired.items()}
+    for actor, v in fired.items():
+        print(f"  {actor}: the confirmed stop fires on {count[actor]} of {len(v)} seeds by {limit:,}, "
+              f"median {steps(med(v), limit)}")
+    print(f"  old stop (3 in a row): fires on {sum(s is not None for s in old)} of {len(old)}, "
+          f"median {steps(med(old), limit)}")
+    avg = count["averaged"] > count["live"] or (count["averaged"] == count["live"] and
+                                                med(fired["averaged"]) + 5000 <= med(fired["live"]))
+    chosen = "averaged" if avg else "live"
+    keep = count[chosen] >= sum(s is not None for s in old)
+    print(f"  rule: test_actor {chosen}; the confirmation {'stays' if keep else 'does not stay'} the "
+          f"default stop ({count[chosen]} against the old stop's {sum(s is not None for s in old)})")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -433,10 +517,17 @@ if __name__ == "__main__":
                    help="with --screen: a directory of the baseline's runs, once per directory "
                         "(default: results/<env>/ of each screened env, or results/screen/"
                         "baseline/ where it holds the env's runs)")
+    p.add_argument("--judging", metavar="DIR", help="print the measuring runs of the confirmation "
+                   "and the averaged actor under DIR against results/BipedalWalker-v3/ instead")
     p.add_argument("--seeds", type=seed_set, metavar="S",
                    help="with --screen: only these seeds, e.g. 10-14 or 0-2,10-19 (default: "
                         "every seed found)")
     args = p.parse_args()
+    if args.judging:
+        if not os.path.isdir(args.judging):
+            p.error(f"{args.judging} is not a directory")
+        judging(args.judging, os.path.join(ROOT, "results", "BipedalWalker-v3"))
+        sys.exit()
     if not args.screen:
         if args.candidates or args.baseline or args.seeds:
             p.error("CANDIDATE_DIR, --baseline and --seeds go with --screen")
