@@ -374,4 +374,5 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     hparams.update({k: args[k] for k in ("epochs", "device") if k in args})
     ac_kwargs = dict(config["ac_kwargs"], hidden_sizes=tuple(sizes))
     swaps = {k: made_with[k] for k in swap_points}
-    return config["env_id"], hparams, ac_kwargs, swaps, output_dir, config.get("exp_name")
+    exp_name = config.get("exp_name") or os.path.basename(os.path.dirname(os.path.abspath(output_dir)))
+    return config["env_id"], hparams, ac_kwargs, swaps, output_dir, exp_name

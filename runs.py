@@ -270,8 +270,8 @@ class Run:
     def __init__(self, config, logger_kwargs, resume=False, defaults={}):
         logger_kwargs = dict(logger_kwargs)
         self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
-        logger_kwargs.setdefault("output_dir", run_dir("data", logger_kwargs["exp_name"],
-                                                       config["seed"]))
+        if not logger_kwargs.get("output_dir"):
+            logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
         self.output_dir = logger_kwargs["output_dir"]
         self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
         self.ckpt = self._open(resume, defaults)

@@ -15,7 +15,7 @@ buffer: buffer.py; epoch table and progress line: logger.py; the run directory (
 exact resume, Ctrl-C, early stop): runs.py, through ``run``; the command line: cli.py.
 """
 import copy
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
