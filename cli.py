@@ -13,6 +13,7 @@ plot.py and diagnose.py start fast:
 import argparse
 import difflib
 import importlib
+import inspect
 import json
 import math
 import numbers
@@ -227,9 +228,18 @@ def env_key(env, known):
     spec = env.spec
     if spec is None:
         return None
+
+    def arguments(s):  # those that make another env: not render_mode, not a default value
+        try:
+            params = inspect.signature(gym.envs.registration.load_env_creator(s.entry_point)
+                                       if isinstance(s.entry_point, str) else s.entry_point).parameters
+        except (ImportError, AttributeError, TypeError, ValueError):
+            params = {}
+        return {k: v for k, v in s.kwargs.items() if k != "render_mode" and not (
+            k in params and params[k].default is not inspect.Parameter.empty and params[k].default == v)}
     for env_id in known:
         other = gym.registry.get(env_id)
-        if other is not None and (other.entry_point, other.kwargs) == (spec.entry_point, spec.kwargs):
+        if other is not None and other.entry_point == spec.entry_point and arguments(other) == arguments(spec):
             return env_id
     return None
 
@@ -332,10 +342,13 @@ def parse_td3(argv, settings_class, swap_points):
         exp_name = args.get("exp_name") or default_exp_name(env_id, settings_class(**hparams))
         output_dir = run_dir(args.get("data_dir", "data"), exp_name, settings_class(**hparams).seed)
     settings_class(**hparams).check(prefix="--")
+    threads = extra.threads  # a resume keeps its run's thread count (determinism), unless given
+    if "resume" in args and threads is None:
+        threads = read_config(output_dir).get("torch_threads")
     swaps = {k: load_function(name) for k, name in swaps.items()}
     logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not quiet)
     return Td3Command(env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, resume="resume" in args,
-                                   logger_kwargs=logger_kwargs), output_dir, extra.threads)
+                                   logger_kwargs=logger_kwargs), output_dir, threads)
 
 
 def resume_settings(args, parser, argv, settings_class, swap_points):
@@ -351,6 +364,8 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     # setting newer than the run had the value the code had then
     made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
                      env=config["env_id"])
+    if "early_stop" not in config and config.get("stop_return", "auto") is None:
+        made_with["early_stop"] = False  # made with the old --no_stop: it never stopped
     given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)
     for token in argv if argv is not None else sys.argv[1:]:
         action = parser._option_string_actions.get(token.split("=", 1)[0])

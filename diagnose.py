@@ -204,7 +204,7 @@ def false_alarms(refs, against=None):
 
 
 def pattern(run, refs, fs):
-    """(name, words) for the test episodes from the step the test return left the spread
+    """(name, words) for the test episodes from the step the test return left the band
     below: most of them 'falls at once' (under a tenth of the time limit), 'stands to the time
     limit' (95% of it or more) or 'hovers' (in between). (None, '') if it did not leave."""
     ret = [f for f in fs if f["col"] == "AverageTestEpRet" and f["side"] == "below"]
@@ -326,13 +326,13 @@ def draw(run, refs, fs, out):
 
 
 def main(argv=None):
-    p = ArgumentParser(description="Which progress.txt columns of a TD3 run left the spread of "
+    p = ArgumentParser(description="Which progress.txt columns of a TD3 run left the band of "
                        "the committed healthy runs, and which committed runs did the same.")
     p.add_argument("run", help="a run directory or its progress.txt")
     p.add_argument("--env", help="the env id, when the run has no config.json that names it")
     p.add_argument("--reference", nargs="+", metavar="DIR",
                    help="healthy runs to compare with, instead of the committed ones")
-    p.add_argument("--plot", metavar="OUT.png", help="draw the columns that left the spread")
+    p.add_argument("--plot", metavar="OUT.png", help="draw the columns that left the band, over it")
     args = p.parse_args(argv)
     run = load_run(args.run)
     if run["env"] and args.env and run["env"] != args.env:

@@ -274,6 +274,7 @@ class Run:
             logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
         self.output_dir = logger_kwargs["output_dir"]
         self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
+        self.restart = None  # a resumed run with no checkpoint yet: the files it drops
         self.ckpt = self._open(resume, defaults)
         c = config
         self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
@@ -287,7 +288,7 @@ class Run:
             raise UserError(f"cannot resume: {e}") from None
         self.total_steps = config["steps_per_epoch"] * config["epochs"]
         self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
-        self.solved, self.saved_epoch = dict(NOT_SOLVED), self.ckpt["epoch"] if self.ckpt else 0
+        self.solved, self.saved_epoch = dict(NOT_SOLVED), self.ckpt["epoch"] if self.ckpt else None
         c = self.config
         self.actors = ("live", "averaged") if c["compare_actors"] else (c["test_actor"],)
         self.confirms = c["stop_return"] is not None and c["confirm_episodes"] > 0
@@ -303,13 +304,8 @@ class Run:
             # Killed before its first checkpoint: the rows it wrote (and best.pt) can't be
             # continued, so the run starts again, as a resume drops rows after its checkpoint.
             check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
-            written = [n for n in ("progress.txt", "best.pt", "best_live.pt", "best_averaged.pt")
-                       if os.path.exists(os.path.join(self.output_dir, n))]
-            for name in written:
-                os.remove(os.path.join(self.output_dir, name))
-            print(f"note: {self.output_dir} has no checkpoint yet (it stopped before its first "
-                  f"was written), so it starts again from env step 0"
-                  + (f"; dropped {', '.join(written)}" if written else ""), flush=True)
+            self.restart = [n for n in ("progress.txt", *RUN_FILES[3:])  # dropped in start()
+                            if os.path.exists(os.path.join(self.output_dir, n))]
             return None
         if not resume:
             if any(os.path.exists(os.path.join(self.output_dir, f))
@@ -333,6 +329,13 @@ class Run:
         check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
         return ckpt
 
+    def drop_written(self, names):
+        """Remove ``names`` of the run directory (a restarted run's files) and every temp file
+        a kill during a write left."""
+        for name in os.listdir(self.output_dir) if os.path.isdir(self.output_dir) else ():
+            if name in names or is_temp_file(name, RUN_FILES):
+                os.remove(os.path.join(self.output_dir, name))
+
     def start(self, loop, rng, env, **parts):
         """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's
         counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a
@@ -342,6 +345,11 @@ class Run:
         self.loop, self.rng, self.env, self.parts, c = loop, rng, env, parts, self.config
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
+            self.drop_written(self.restart or ())
+            if self.restart is not None:
+                print(f"note: {self.output_dir} has no checkpoint yet (it stopped before its "
+                      f"first was written), so it starts again from env step 0"
+                      + (f"; dropped {', '.join(self.restart)}" if self.restart else ""), flush=True)
             self.logger.save_config(self.config)
             first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
         else:
@@ -350,18 +358,18 @@ class Run:
                                    *(f.name for f in fields(loop))) if k not in ckpt]
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
-            for name in os.listdir(self.output_dir):  # a kill during a write leaves its temp file
-                if is_temp_file(name, RUN_FILES):
-                    os.remove(os.path.join(self.output_dir, name))
+            self.drop_written(())
             for name, part in parts.items():
                 part.load_state_dict(ckpt[name])
             rng.bit_generator.state = ckpt["rng"]
             torch.set_rng_state(ckpt["torch_rng"])
             made_on = ckpt.get("device", read_config(self.output_dir).get("device", "cpu"))
-            if not same_device(made_on, c["device"]):
-                print(f"note: {self.output_dir} ran on {made_on} and resumes on {c['device']}: "
-                      f"from here its numbers are no longer those of an uninterrupted run",
-                      flush=True)
+            if not same_device(made_on, c["device"]) or (
+                    ckpt.get("device_rng") is None and device_rng_state(made_on) is not None):
+                why = (f"ran on {made_on} and resumes on {c['device']}" if not same_device(
+                    made_on, c["device"]) else "has a checkpoint without its GPU's random state")
+                print(f"note: {self.output_dir} {why}: from here its numbers are no longer those "
+                      f"of an uninterrupted run", flush=True)
             elif ckpt.get("device_rng") is not None:
                 set_device_rng_state(c["device"], ckpt["device_rng"])
             self.logger.epoch_dict.update(ckpt["epoch_dict"])
@@ -429,7 +437,7 @@ class Run:
                            if not bool(torch.isfinite(p).all())), None)
         if bad:
             kept = (f"its last good checkpoint (epoch {self.saved_epoch}) in {self.output_dir} "
-                    f"is kept" if self.saved_epoch else f"{self.output_dir} has no checkpoint "
+                    f"is kept" if self.saved_epoch is not None else f"{self.output_dir} has no checkpoint "
                     f"yet, so a resume starts it again")
             raise UserError(f"epoch {epoch}: {bad} became NaN or inf; stopped, {kept}")
 
@@ -499,7 +507,8 @@ class Run:
 
     def stop_if_interrupted(self):
         """After Ctrl-C (checked once per env step): write the checkpoint, raise Interrupted."""
-        if self._ctrl_c.requested:
+        if self._ctrl_c.requested:  # (never a checkpoint of NaN weights)
+            self.check_finite(("LossQ", "LossPi"), self.parts["ac"], self.loop.epoch + 1)
             self.checkpoint()
             raise Interrupted(f"interrupted at env step {self.loop.t:,}; checkpoint saved. "
                               f"Continue with: python td3.py --resume {self.output_dir}")

@@ -148,7 +148,7 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
         resume = os.path.exists(os.path.join(path, "ckpt.pt"))
-        for name in ("progress.txt", "best.pt") if not resume else ():  # a start killed before
+        for name in runs.RUN_FILES[1:] if not resume else ():  # a start killed before
             with contextlib.suppress(FileNotFoundError):  # its first checkpoint left nothing
                 os.remove(os.path.join(path, name))       # to resume
 

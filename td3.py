@@ -216,7 +216,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     Args:
         env_fn: makes a fresh Gymnasium env with a Box action space; called for training, for
-            test episodes and, where a run is judged (stop_return), for its judging episodes.
+            test episodes and, where a run is judged (stop_return), for each judging batch.
         actor_critic: built as ``actor_critic(obs_space, act_space, **ac_kwargs)``; needs
             ``pi``, ``q1`` and ``q2`` like ``core.MLPActorCritic``.
         ac_kwargs (dict): e.g. ``dict(hidden_sizes=(256, 256))``; config.json records the
@@ -233,8 +233,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     """
     hp = Hyperparameters(**hparams)
     hp.check()
-    # The training env remembers its episode's seed and actions, so a resume can rebuild it.
-    env, test_env = runs.ReplayableEnv(env_fn()), env_fn()
+    env, test_env = runs.ReplayableEnv(env_fn()), env_fn()  # a resume rebuilds env's episode
     hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
                          target_action=target_action, done_flag=done_flag)
     device, act_dim = torch.device(config["device"]), config["act_dim"]
@@ -286,15 +285,15 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                          TestQTrue=core.discounted_returns(rews, hp.gamma))
         return seeds
 
-    judge_env = env_fn() if run.columns else None  # its own: a Box2D env's past changes it
     actors = dict(live=ac, averaged=ac_targ)  # averaged: ac_targ.pi, pi's Polyak average
 
-    def mean_return(actor, seeds):  # noise-free episodes that draw nothing from rng
+    def mean_return(actor, seeds):  # noise-free, in a fresh env: a Box2D env's past changes it
+        judge_env = env_fn()
         return float(np.mean([test_episode(actor.act, s, judge_env)[0] for s in seeds]))
 
     def judge(seeds, epoch):
         """The judged actors' test returns and, when run.to_confirm asks, confirm_episodes more
-        episodes (reset seeds of their own, a judge_env of their own: training stays as it was)."""
+        episodes (reset seeds of their own, envs of their own: training stays as it was)."""
         if "averaged" in run.actors:
             logger.store(TargTestEpRet=mean_return(ac_targ, seeds))
         returns = {a: float(np.mean(logger.epoch_dict[runs.TEST_COLUMN[a]])) for a in run.actors}

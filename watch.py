@@ -6,8 +6,8 @@
     python watch.py RUN_DIR --save_actor actor.pt   # a small actor-only file to share
 
 What it can load, in a run directory:
-``actor.pt`` (actor weights only, what results/ ships), else ``best.pt`` (the actor-critic of
-the best test epoch), else ``ckpt.pt``; or any of these files given directly. Every file is
+``actor.pt`` (actor weights only, what results/ ships), else ``best.pt`` (the judged
+actor-critic: the solved one, else the best test epoch's), else ``ckpt.pt``; or any of these files given directly. Every file is
 loaded with ``torch.load(..., weights_only=True)``: tensors and plain values, no code.
 Episodes are deterministic (no exploration noise) and seeded, so a replay is repeatable.
 """

@@ -9,8 +9,8 @@ cpu at 2 threads, ..., cuda, then again), and each line prints the median of ``-
 and its ratio to one CPU thread measured beside it. The update is ``td3.build_update`` on
 random batches (obs 24, act 4, 256x256, batch 256), as in bench_update.py; the loop is
 ``td3.td3()`` on BipedalWalker-v3 with the default settings, timed from its progress.txt
-(epoch 2 minus epoch 1: ``--steps`` env steps of policy, noise and updates, 50 every 50 steps),
-as in bench_train.py. On cuda the CPU side (env, buffer, Python) runs with the thread count
+(epoch 2 minus epoch 1: ``--steps`` env steps of policy, noise and updates, 50 every 50 steps,
+and one test episode), as in bench_train.py. On cuda the CPU side (env, buffer, Python) runs with the thread count
 td3.py's default rule gives (``runs.default_threads``).
 """
 import argparse

@@ -23,7 +23,7 @@ The screen of new defaults (docs/defaults.md#screening-new-defaults) instead: pe
 gymnasium's reward_threshold, 300 and 200) and per configuration (a directory of runs: the
 baseline results/<env>/, or results/screen/baseline/ for an env whose defaults changed, each
 candidate results/screen/<candidate>/, and then results/<env>/), each seed's first env step
-at the threshold, the step at which the default early stop (3 epochs in a row at the threshold)
+at the threshold, the step at which the old early stop (3 epochs in a row at the threshold)
 would have fired, the later epochs at the threshold, the final return and, on
 LunarLanderContinuous-v3, the mean TestEpLen of the last 10 epochs (a lander that hovers shows
 about 1000). A seed counts once its run reached the step limit, as the docs' rule asks;
@@ -138,14 +138,15 @@ STEP_LIMITS = {"BipedalWalker-v3": 150_000, "LunarLanderContinuous-v3": 300_000}
 STAGES = {"BipedalWalker-v3": [range(10, 15), range(10, 20)],
           "LunarLanderContinuous-v3": [range(10, 13)]}
 SCREEN_SEEDS_FROM = 10
-STOP_EPOCHS = 3  # the default early stop: this many epochs in a row at the threshold
+STOP_EPOCHS = 3  # the old early stop: this many epochs in a row at the threshold
 EP_LEN_EPOCHS = 10  # TestEpLen is averaged over this many last epochs (LunarLander: hovering)
 # config.json keys that differ between runs of one configuration; not a difference of settings
 NOT_SETTINGS = {"seed", "exp_name", "logger_kwargs", "git", "cpu", "versions", "torch_threads",
                 "resume"}
 # Settings added to td3.py after some committed runs were made, with the value those runs
 # behaved as (their config.json lacks the key): before --noise, exploration was Gaussian.
-ADDED_LATER = {"noise": "gaussian"}
+ADDED_LATER = {"noise": "gaussian", "confirm_episodes": 0, "early_stop": True,
+               "test_actor": "live", "compare_actors": False}
 
 
 def threshold(env_id):
@@ -177,7 +178,7 @@ def screen_measure(data, cfg, thr, limit):
     end = int(x_all[-1]) if len(x_all) else 0
     # A run whose own early stop ended it before the limit lacks the epochs the rule counts.
     own_stop, own_epochs = cfg.get("stop_return"), cfg.get("stop_epochs", STOP_EPOCHS)
-    confirmed = data.get("ConfirmEpRet", data.get("TargConfirmEpRet"))
+    confirmed = data.get("TargConfirmEpRet" if cfg.get("test_actor") == "averaged" else "ConfirmEpRet")
     stopped = own_stop is not None and cfg.get("early_stop", True) and end < limit and (
         bool(confirmed[-1] >= own_stop) if cfg.get("confirm_episodes", 0) and confirmed is not None
         else first_run_of(ret_all[-own_epochs:] >= own_stop, own_epochs) is not None)
@@ -212,7 +213,7 @@ def screen_seed_line(m, thr, limit, env_id):
     by = f" by {min(m['end'], limit):,}"
     first = (f"first >= {thr:g} at {m['first']:,}" if m["first"] is not None
              else f"not at {thr:g}{by}")
-    stop = (f"{STOP_EPOCHS} in a row (the default early stop) at {m['stop']:,}"
+    stop = (f"{STOP_EPOCHS} in a row (the old early stop) at {m['stop']:,}"
             if m["stop"] is not None else f"never {STOP_EPOCHS} in a row{by}")
     held = (f"; after the first, {m['held']} of {m['after']} epochs >= {thr:g}"
             if m["first"] is not None else "")
@@ -261,7 +262,7 @@ def summary(label, ms, thr, limit, env_id):
     text = (f"    => {label} ({seed_list(m['seed'] for m in ms)}): {t['n']} counted, "
             f"{len(ms) - t['n']} not run to the limit; {t['reached']} of {t['n']} at {thr:g} by {limit:,} "
             f"(first: {firsts or '-'}; median {steps(t['median_first'], limit)}, unreached seeds "
-            f"counted as later than {limit:,}); the default early stop would fire on "
+            f"counted as later than {limit:,}); the old early stop would fire on "
             f"{t['stopped']} of {t['n']} (median {steps(t['median_stop'], limit)}); after the "
             f"first, {t['lost']} of {t['after']} epochs below {thr:g} "
             f"({100 * t['lost_share']:.0f}%)")
@@ -385,7 +386,7 @@ def label_of(path):
 def screen(baselines, candidates, seeds=None):
     """Print the screen: per env, the baseline and each candidate, then the rule's verdicts."""
     print("Screen of new defaults: each run cut to its env's step limit; a seed counts once it "
-          "reached the limit or its own early stop ended it (docs/defaults.md).")
+          "reached the step limit (docs/defaults.md).")
     for env_id, limit in STEP_LIMITS.items():
         thr = threshold(env_id)
         per_dir = [(top, config_runs(top, env_id, seeds)) for top in baselines]
@@ -476,25 +477,27 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
                 ~np.isnan(d[confirm]))]
             hit = np.flatnonzero(d[test] >= thr)
             after = d[test][hit[0] + 1:] >= thr if len(hit) else np.array([])
-            fresh = fresh_score(run, "best" if actor == "live" else "best_averaged")
+            judged = cfg.get("test_actor", "live")
+            fresh = fresh_score(run, "best" if actor == judged else f"best_{actor}")
             line.append(f"    {actor:>8}: confirmed stop at " + (f"{int(x[i]):,} ({d[confirm][i]:.1f} "
                         f"over 100 episodes)" if i is not None else f"never by {limit:,}")
                         + f"; confirmations (step, 100-episode mean): {', '.join(tried) or 'none'}"
                         + f"; after its first 10-episode {thr:g}: {int(after.sum())} of {len(after)} "
-                        f"epochs at it" + (f"; its first confirmed actor on 100 fresh episodes: "
-                                           f"{fresh:.1f}" if fresh is not None else ""))
+                        f"epochs at it" + (f"; its best.pt-style file on 100 fresh episodes: {fresh:.1f}"
+                                           if fresh is not None and i is not None else ""))
         rows.append("\n".join(line))
     if not rows:
         return print(f"no run with the judging columns (--compare_actors) under {top}")
     print(f"judging, {len(rows)} runs under {top}, first {limit:,} env steps, threshold {thr:g}:")
     print("\n".join(rows))
-    med = lambda v: statistics.median([s if s is not None else float("inf") for s in v])  # noqa
+    never = limit + 5000  # a seed that never fires counts as later than the limit, and finite
+    med = lambda v: statistics.median([s if s is not None else never for s in v])  # noqa
     count = {a: sum(s is not None for s in v) for a, v in fired.items()}
     for actor, v in fired.items():
         print(f"  {actor}: the confirmed stop fires on {count[actor]} of {len(v)} seeds by {limit:,}, "
-              f"median {steps(med(v), limit)}")
+              f"median {steps(med(v) if med(v) <= limit else None, limit)}")
     print(f"  old stop (3 in a row): fires on {sum(s is not None for s in old)} of {len(old)}, "
-          f"median {steps(med(old), limit)}")
+          f"median {steps(med(old) if med(old) <= limit else None, limit)}")
     avg = count["averaged"] > count["live"] or (count["averaged"] == count["live"] and
                                                 med(fired["averaged"]) + 5000 <= med(fired["live"]))
     chosen = "averaged" if avg else "live"

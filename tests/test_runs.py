@@ -306,6 +306,23 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_pat
     assert rows_without_time(run) == rows_without_time(ref / "r" / "r_s0")
 
 
+def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_epoch_run):
+    """A run made with the old --no_stop (stop_return None, no early_stop key in config.json)
+    accepts --no_stop on resume, its own value; a resume takes the run's thread count."""
+    run = tmp_path / "old"
+    shutil.copytree(one_epoch_run, run)
+    cfg = json.loads((run / "config.json").read_text())
+    for key in ("early_stop", "confirm_episodes", "test_actor", "compare_actors"):
+        cfg.pop(key)
+    (run / "config.json").write_text(json.dumps(dict(cfg, stop_return=None, torch_threads=3)))
+    cmd = cli.parse_td3(["--resume", str(run), "--no_stop", "--epochs", "2"], td3.Hyperparameters,
+                        td3.SWAP_POINTS)
+    assert cmd.kwargs["early_stop"] is False and cmd.kwargs["confirm_episodes"] == 0
+    assert cmd.threads == 3
+    assert cli.parse_td3(["--resume", str(run), "--threads", "1"], td3.Hyperparameters,
+                         td3.SWAP_POINTS).threads == 1
+
+
 def test_a_resume_compares_numbers_as_numbers(tmp_path, pendulum):
     """reward_floor=-10 (an int) on resume is the run's -10.0, not another setting."""
     out = tmp_path / "r"

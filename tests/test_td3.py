@@ -156,6 +156,8 @@ def test_settings_left_to_the_env_per_env():
     # the continuous lander, and not the walker's for its hardcore variant
     documented = resolve_env_defaults(td3.Hyperparameters(), gym.make("LunarLander-v3", continuous=True))
     assert documented == lander
+    rendered = resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3", render_mode="rgb_array"))
+    assert rendered == walker  # rendering is not another env
     hardcore = [resolve_env_defaults(td3.Hyperparameters(), gym.make(*how[:1], **how[1]))
                 for how in (("BipedalWalker-v3", dict(hardcore=True)), ("BipedalWalkerHardcore-v3", {}))]
     per_env = [(h.gamma, h.noise, h.reward_floor, h.stop_return) for h in hardcore]
