@@ -218,7 +218,7 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
                 last_full = np.flatnonzero(full)[-1] if full.any() else 0
                 part = np.arange(len(full)) >= last_full
                 ax.plot(c["x"][part], c["mean"][part], color=color, linestyle=":",
-                        label=f"{label}: fewer runs (some stopped)")
+                        label=f"{label}: fewer runs (the others have ended)")
             ax.fill_between(c["x"], c["mean"] - c["std"], c["mean"] + c["std"],
                             color=color, alpha=0.2)
     if hline is not None:
