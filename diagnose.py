@@ -109,10 +109,11 @@ def variant(run, env):
 
 def committed(env, results=RESULTS):
     """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations).
-    results/screen/ is left out: its runs are named td3-<env> but try other defaults."""
-    screen = os.path.abspath(os.path.join(results, "screen"))
+    results/screen/ is left out (its runs are named td3-<env> but try other defaults), and so is
+    results/judging/ (the same runs as results/<env>/, with the judging columns)."""
+    apart = [os.path.abspath(os.path.join(results, d)) for d in ("screen", "judging")]
     runs = [r for r in runs_under([results], env)
-            if os.path.commonpath([os.path.abspath(r["path"]), screen]) != screen]
+            if not any(os.path.commonpath([os.path.abspath(r["path"]), d]) == d for d in apart)]
     return ([r for r in runs if variant(r, env) == "TD3"],
             [r for r in runs if variant(r, env) != "TD3"])
 

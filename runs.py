@@ -455,8 +455,8 @@ class Run:
         the best test return until a confirmation holds stop_return, then that one for good;
         stop once solved (early_stop); write ckpt.pt every save_freq epochs and at the end."""
         c, judged = self.config, self.config["test_actor"]
-        for actor, r in confirmed.items():
-            if r >= c["stop_return"] and not self.solved[actor]:
+        for actor, r in confirmed.items():  # solved: its own test and its confirmation hold
+            if min(r, test_returns[actor]) >= c["stop_return"] and not self.solved[actor]:
                 self.solved[actor] = loop.epoch
         for actor in confirmed:  # comparing actors: the other one's confirmed weights too
             if actor != judged and self.solved[actor] == loop.epoch:

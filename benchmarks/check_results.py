@@ -432,14 +432,17 @@ JUDGING_LIMIT = 150_000  # BipedalWalker-v3's step limit of the measuring runs
 ACTORS = dict(live=("AverageTestEpRet", "ConfirmEpRet"), averaged=("TargTestEpRet", "TargConfirmEpRet"))
 
 
-def fresh_score(run, name):
-    """The 100-episode average that watch.py printed for run/<name>.pt into fresh_<name>.txt."""
+def fresh_score(run, name, epoch):
+    """The 100-episode average that watch.py printed for run/<name>.pt into fresh_<name>.txt,
+    if that file held the actor of ``epoch`` (its line ends "(epoch N)")."""
     try:
         with open(os.path.join(run, f"fresh_{name}.txt")) as f:
             line = [ln for ln in f if ln.startswith("average return over")]
     except OSError:
         return None
-    return float(line[-1].split(":")[1].split()[0]) if line else None
+    if not line or not line[-1].rstrip().endswith(f"(epoch {epoch})"):
+        return None
+    return float(line[-1].split(":")[1].split()[0])
 
 
 def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
@@ -478,7 +481,8 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
             hit = np.flatnonzero(d[test] >= thr)
             after = d[test][hit[0] + 1:] >= thr if len(hit) else np.array([])
             judged = cfg.get("test_actor", "live")
-            fresh = fresh_score(run, "best" if actor == judged else f"best_{actor}")
+            fresh = fresh_score(run, "best" if actor == judged else f"best_{actor}",
+                                int(d["Epoch"][i]) if i is not None else None)
             line.append(f"    {actor:>8}: confirmed stop at " + (f"{int(x[i]):,} ({d[confirm][i]:.1f} "
                         f"over 100 episodes)" if i is not None else f"never by {limit:,}")
                         + f"; confirmations (step, 100-episode mean): {', '.join(tried) or 'none'}"
