@@ -497,6 +497,7 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
     never = limit + 5000  # a seed that never fires counts as later than the limit, and finite
     med = lambda v: statistics.median([s if s is not None else never for s in v])  # noqa
     count = {a: sum(s is not None for s in v) for a, v in fired.items()}
+    print(f"  (medians count a seed that never fires as {never:,})")
     for actor, v in fired.items():
         print(f"  {actor}: the confirmed stop fires on {count[actor]} of {len(v)} seeds by {limit:,}, "
               f"median {steps(med(v) if med(v) <= limit else None, limit)}")
@@ -507,7 +508,9 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
     chosen = "averaged" if avg else "live"
     keep = count[chosen] >= sum(s is not None for s in old)
     print(f"  rule: test_actor {chosen}; the confirmation {'stays' if keep else 'does not stay'} the "
-          f"default stop ({count[chosen]} against the old stop's {sum(s is not None for s in old)})")
+          f"default stop ({count[chosen]} against the old stop's {sum(s is not None for s in old)})"
+          + ("" if len(rows) >= 10 else f"; provisional: the rule decides on seeds 10-19, "
+             f"{len(rows)} are in"))
 
 
 if __name__ == "__main__":
