@@ -42,6 +42,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from cli import UserError  # noqa: E402
 from plot import read_table  # noqa: E402
 
 THRESHOLDS = {"BipedalWalker-v3": 300.0, "Pendulum-v1": -200.0}
@@ -428,8 +429,10 @@ def screen(baselines, candidates, seeds=None):
 # ------------------------------------------------------------------------------------------
 # Judging a run: the confirmation and the averaged actor (docs/defaults.md): --judging DIR
 # ------------------------------------------------------------------------------------------
-JUDGING_LIMIT = 150_000  # BipedalWalker-v3's step limit of the measuring runs
 ACTORS = dict(live=("AverageTestEpRet", "ConfirmEpRet"), averaged=("TargTestEpRet", "TargConfirmEpRet"))
+# docs/defaults.md: the seeds each env's rule decides on, and how many of them a stop must serve
+JUDGING_SEEDS = {"BipedalWalker-v3": 10, "LunarLanderContinuous-v3": 5}
+LANDER_NEEDS = 4  # LunarLanderContinuous-v3 gets a stop at 200 if it serves 4 of its 5 seeds
 
 
 def fresh_score(run, name, epoch):
@@ -445,21 +448,35 @@ def fresh_score(run, name, epoch):
     return float(line[-1].split(":")[1].split()[0])
 
 
-def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
+def judging(top, results=os.path.join(ROOT, "results")):
+    """Each env's measuring runs under top, against its committed runs in results/<env>/."""
+    by_env = {}
+    for run in runs_under(top):
+        if not os.path.exists(os.path.join(run, "config.json")):
+            continue  # a progress.txt without its run's settings (not a td3.py run directory)
+        data, cfg = load(run)
+        if "TargTestEpRet" in data and "ConfirmEpRet" in data:
+            by_env.setdefault(cfg["env_id"], []).append((run, data, cfg))
+    if not by_env:
+        return print(f"no run with the judging columns (--compare_actors) under {top}")
+    chosen = None
+    for env_id in sorted(by_env, key=lambda e: e != "BipedalWalker-v3"):  # the walker decides first
+        chosen = judging_env(env_id, by_env[env_id], os.path.join(results, env_id), chosen)
+
+
+def judging_env(env_id, found, reference, walker_actor=None):
     """Per seed: whether every training column equals the committed run's, where the old stop
     (3 epochs in a row) and the confirmed stop of each actor fire, the confirmations' scores,
     the fresh 100 episodes of best.pt and best_averaged.pt, and the share of later epochs at
-    the threshold; then the decision rule of docs/defaults.md."""
-    rows, fired = [], {a: [] for a in ACTORS}
+    the threshold; then the rule of docs/defaults.md for this env. Returns the actor chosen."""
+    thr, limit = found[0][2]["stop_return"], STEP_LIMITS.get(env_id, 150_000)
+    rows, fired, served = [], {a: [] for a in ACTORS}, {a: 0 for a in ACTORS}
     old = []
-    for run in runs_under(top):
-        data, cfg = load(run)
-        if "TargTestEpRet" not in data or "ConfirmEpRet" not in data:
-            continue
+    for run, data, cfg in found:
         keep = data["TotalEnvInteracts"] <= limit
         d = {k: v[keep] for k, v in data.items()}
         x, seed = d["TotalEnvInteracts"], cfg["seed"]
-        ref = os.path.join(reference, f"td3-{cfg['env_id']}_s{seed}", "progress.txt")
+        ref = os.path.join(reference, f"td3-{env_id}_s{seed}", "progress.txt")
         same = "no committed run"
         if os.path.exists(ref):
             r = read_table(ref)
@@ -483,6 +500,7 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
             judged = cfg.get("test_actor", "live")
             fresh = fresh_score(run, "best" if actor == judged else f"best_{actor}",
                                 int(d["Epoch"][i]) if i is not None else None)
+            served[actor] += i is not None and fresh is not None and fresh >= thr
             line.append(f"    {actor:>8}: confirmed stop at " + (f"{int(x[i]):,} ({d[confirm][i]:.1f} "
                         f"over 100 episodes)" if i is not None else f"never by {limit:,}")
                         + f"; confirmations (step, 100-episode mean): {', '.join(tried) or 'none'}"
@@ -490,9 +508,7 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
                         f"epochs at it" + (f"; its best.pt-style file on 100 fresh episodes: {fresh:.1f}"
                                            if fresh is not None and i is not None else ""))
         rows.append("\n".join(line))
-    if not rows:
-        return print(f"no run with the judging columns (--compare_actors) under {top}")
-    print(f"judging, {len(rows)} runs under {top}, first {limit:,} env steps, threshold {thr:g}:")
+    print(f"judging {env_id}, {len(rows)} runs, first {limit:,} env steps, threshold {thr:g}:")
     print("\n".join(rows))
     never = limit + 5000  # a seed that never fires counts as later than the limit, and finite
     med = lambda v: statistics.median([s if s is not None else never for s in v])  # noqa
@@ -500,17 +516,29 @@ def judging(top, reference, thr=300.0, limit=JUDGING_LIMIT):
     print(f"  (medians count a seed that never fires as {never:,})")
     for actor, v in fired.items():
         print(f"  {actor}: the confirmed stop fires on {count[actor]} of {len(v)} seeds by {limit:,}, "
-              f"median {steps(med(v) if med(v) <= limit else None, limit)}")
-    print(f"  old stop (3 in a row): fires on {sum(s is not None for s in old)} of {len(old)}, "
+              f"median {steps(med(v) if med(v) <= limit else None, limit)}; with a file at "
+              f"{thr:g} or more on 100 fresh episodes on {served[actor]}")
+    n_old = sum(s is not None for s in old)
+    print(f"  old stop (3 in a row): fires on {n_old} of {len(old)}, "
           f"median {steps(med(old) if med(old) <= limit else None, limit)}")
-    avg = count["averaged"] > count["live"] or (count["averaged"] == count["live"] and
-                                                med(fired["averaged"]) + 5000 <= med(fired["live"]))
-    chosen = "averaged" if avg else "live"
-    keep = count[chosen] >= sum(s is not None for s in old)
-    print(f"  rule: test_actor {chosen}; the confirmation {'stays' if keep else 'does not stay'} the "
-          f"default stop ({count[chosen]} against the old stop's {sum(s is not None for s in old)})"
-          + ("" if len(rows) >= 10 else f"; provisional: the rule decides on seeds 10-19, "
-             f"{len(rows)} are in"))
+    need = JUDGING_SEEDS.get(env_id)
+    late = "" if need is None or len(rows) >= need else \
+        f"; provisional: the rule decides on {need} seeds, {len(rows)} are in"
+    if env_id == "BipedalWalker-v3":
+        avg = count["averaged"] > count["live"] or (count["averaged"] == count["live"] and
+                                                    med(fired["averaged"]) + 5000 <= med(fired["live"]))
+        chosen = "averaged" if avg else "live"
+        stays = "stays" if count[chosen] >= n_old else "does not stay"
+        print(f"  rule: test_actor {chosen}; the confirmation {stays} the default stop ({count[chosen]} against the old stop's {n_old}); goal (a stop by "
+              f"{limit:,} with a file at {thr:g}+ on 100 fresh episodes on 8 of 10): {served[chosen]} "
+              f"of {len(rows)}" + late)
+        return chosen
+    if env_id == "LunarLanderContinuous-v3":
+        actor = walker_actor or "live"
+        print(f"  rule ({actor} actor{'' if walker_actor else ', no walker runs here to choose it'}):"
+              f" a stop at {thr:g} {'is' if served[actor] >= LANDER_NEEDS else 'is not'} supported "
+              f"({served[actor]} of {len(rows)} seeds served, {LANDER_NEEDS} needed)" + late)
+    return walker_actor
 
 
 if __name__ == "__main__":
@@ -528,7 +556,7 @@ if __name__ == "__main__":
                         "(default: results/<env>/ of each screened env, or results/screen/"
                         "baseline/ where it holds the env's runs)")
     p.add_argument("--judging", metavar="DIR", help="print the measuring runs of the confirmation "
-                   "and the averaged actor under DIR against results/BipedalWalker-v3/ instead")
+                   "and the averaged actor under DIR against the committed runs in results/<env>/ instead")
     p.add_argument("--seeds", type=seed_set, metavar="S",
                    help="with --screen: only these seeds, e.g. 10-14 or 0-2,10-19 (default: "
                         "every seed found)")
@@ -536,7 +564,10 @@ if __name__ == "__main__":
     if args.judging:
         if not os.path.isdir(args.judging):
             p.error(f"{args.judging} is not a directory")
-        judging(args.judging, os.path.join(ROOT, "results", "BipedalWalker-v3"))
+        try:
+            judging(args.judging)
+        except UserError as e:
+            p.error(str(e))
         sys.exit()
     if not args.screen:
         if args.candidates or args.baseline or args.seeds:
