@@ -471,6 +471,7 @@ def judging_env(env_id, found, reference, walker_actor=None):
     the threshold; then the rule of docs/defaults.md for this env. Returns the actor chosen."""
     thr, limit = found[0][2]["stop_return"], STEP_LIMITS.get(env_id, 150_000)
     rows, fired, served = [], {a: [] for a in ACTORS}, {a: 0 for a in ACTORS}
+    held = {a: [0, 0] for a in ACTORS}  # epochs at the threshold after the first, and all of them
     old = []
     for run, data, cfg in found:
         keep = data["TotalEnvInteracts"] <= limit
@@ -497,6 +498,7 @@ def judging_env(env_id, found, reference, walker_actor=None):
                 ~np.isnan(d[confirm]))]
             hit = np.flatnonzero(d[test] >= thr)
             after = d[test][hit[0] + 1:] >= thr if len(hit) else np.array([])
+            held[actor] = [held[actor][0] + int(after.sum()), held[actor][1] + len(after)]
             judged = cfg.get("test_actor", "live")
             fresh = fresh_score(run, "best" if actor == judged else f"best_{actor}",
                                 int(d["Epoch"][i]) if i is not None else None)
@@ -517,7 +519,8 @@ def judging_env(env_id, found, reference, walker_actor=None):
     for actor, v in fired.items():
         print(f"  {actor}: the confirmed stop fires on {count[actor]} of {len(v)} seeds by {limit:,}, "
               f"median {steps(med(v) if med(v) <= limit else None, limit)}; with a file at "
-              f"{thr:g} or more on 100 fresh episodes on {served[actor]}")
+              f"{thr:g} or more on 100 fresh episodes on {served[actor]}; after each seed's first "
+              f"10-episode {thr:g}, {held[actor][0]} of {held[actor][1]} later epochs at it")
     n_old = sum(s is not None for s in old)
     print(f"  old stop (3 in a row): fires on {n_old} of {len(old)}, "
           f"median {steps(med(old) if med(old) <= limit else None, limit)}")
