@@ -538,9 +538,11 @@ def judging_env(env_id, found, reference, walker_actor=None):
         return chosen
     if env_id == "LunarLanderContinuous-v3":
         actor = walker_actor or "live"
+        verdict = ("is supported" if served[actor] >= LANDER_NEEDS else "is not supported"
+                   if served[actor] + need - len(rows) < LANDER_NEEDS else "is undecided")
         print(f"  rule ({actor} actor{'' if walker_actor else ', no walker runs here to choose it'}):"
-              f" a stop at {thr:g} {'is' if served[actor] >= LANDER_NEEDS else 'is not'} supported "
-              f"({served[actor]} of {len(rows)} seeds served, {LANDER_NEEDS} needed)" + late)
+              f" a stop at {thr:g} {verdict} ({served[actor]} of {len(rows)} seeds served, "
+              f"{LANDER_NEEDS} of {need} needed)" + late)
     return walker_actor
 
 
