@@ -26,7 +26,7 @@ def play(ac, env, seed):
     o, _ = env.reset(seed=seed)
     ret, n = 0.0, 0
     while True:
-        o, r, terminated, truncated, _ = env.step(ac.act(torch.as_tensor(o, dtype=torch.float32)))
+        o, r, terminated, truncated, _ = env.step(ac.act(o))
         ret, n = ret + float(r), n + 1
         if terminated or truncated:
             return ret, n
