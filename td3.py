@@ -65,7 +65,8 @@ class Hyperparameters:
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
     stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
-                                                "(None: never); auto: 300 on BipedalWalker-v3")
+                                                "(None: never); auto: 300 on BipedalWalker-v3, "
+                                                "200 on LunarLanderContinuous-v3, else None")
     confirm_episodes: int = setting(100, COUNT, "solved only if this many more episodes hold "
                                     "it too; 0: stop_epochs epochs in a row do", before=0)
     stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
@@ -89,7 +90,8 @@ class Hyperparameters:
 # lets the +100 for landing count from further away, and pink noise explores the descent.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
-                "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0)}
+                "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
+                                                 stop_return=200.0)}
 
 
 # ------------------------------------------------------------------------------------------

@@ -137,21 +137,21 @@ def test_settings_left_to_the_env_are_resolved_from_it():
 def test_settings_left_to_the_env_per_env():
     resolved = lambda env_id, **given: resolve_env_defaults(  # noqa: E731
         td3.Hyperparameters(**given), gym.make(env_id))
-    hp = td3.Hyperparameters()
-    assert (hp.gamma, hp.noise, hp.reward_floor) == ("auto", "auto", "auto")
+    per_env = lambda hp: (hp.gamma, hp.noise, hp.reward_floor, hp.stop_return)  # noqa: E731
+    assert per_env(td3.Hyperparameters()) == ("auto", "auto", "auto", "auto")
     lander = resolved("LunarLanderContinuous-v3")
-    assert (lander.gamma, lander.noise, lander.reward_floor) == (0.99, "pink", -10.0)
+    assert per_env(lander) == (0.99, "pink", -10.0, 200.0)
     walker = resolved("BipedalWalker-v3")
-    assert (walker.gamma, walker.noise, walker.reward_floor) == (0.98, "gaussian", -10.0)
+    assert per_env(walker) == (0.98, "gaussian", -10.0, 300.0)
     pendulum = resolved("Pendulum-v1")
-    assert (pendulum.gamma, pendulum.noise, pendulum.reward_floor) == (0.98, "gaussian", None)
+    assert per_env(pendulum) == (0.98, "gaussian", None, None)
     other = resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no id
-    assert (other.gamma, other.noise, other.reward_floor) == (0.98, "gaussian", None)
+    assert per_env(other) == (0.98, "gaussian", None, None)
     # what is given wins, and each per-env default has its way off
-    off = resolved("LunarLanderContinuous-v3", gamma=0.98, noise="gaussian", reward_floor=None)
-    assert (off.gamma, off.noise, off.reward_floor) == (0.98, "gaussian", None)
-    on = resolved("Pendulum-v1", gamma=0.99, noise="pink", reward_floor=-10.0)
-    assert (on.gamma, on.noise, on.reward_floor) == (0.99, "pink", -10.0)
+    off = resolved("LunarLanderContinuous-v3", gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
+    assert per_env(off) == (0.98, "gaussian", None, None)
+    on = resolved("Pendulum-v1", gamma=0.99, noise="pink", reward_floor=-10.0, stop_return=-200.0)
+    assert per_env(on) == (0.99, "pink", -10.0, -200.0)
     # the same env made another way gets the same defaults: Gymnasium's documented way to
     # the continuous lander, and not the walker's for its hardcore variant
     documented = resolve_env_defaults(td3.Hyperparameters(), gym.make("LunarLander-v3", continuous=True))
@@ -160,8 +160,7 @@ def test_settings_left_to_the_env_per_env():
     assert rendered == walker  # rendering is not another env
     hardcore = [resolve_env_defaults(td3.Hyperparameters(), gym.make(*how[:1], **how[1]))
                 for how in (("BipedalWalker-v3", dict(hardcore=True)), ("BipedalWalkerHardcore-v3", {}))]
-    per_env = [(h.gamma, h.noise, h.reward_floor, h.stop_return) for h in hardcore]
-    assert per_env[0] == per_env[1] == (0.98, "gaussian", None, None)  # (their time limits differ)
+    assert per_env(hardcore[0]) == per_env(hardcore[1]) == (0.98, "gaussian", None, None)  # (their time limits differ)
 
 
 def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
@@ -176,7 +175,8 @@ def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
     td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
         output_dir=out, quiet=True), **{**SMALL, "epochs": 1, "num_test_episodes": 1})
     config = cli.read_config(out)  # the values used, never "auto"
-    assert (config["gamma"], config["noise"], config["reward_floor"]) == (0.99, "pink", -10.0)
+    assert (config["gamma"], config["noise"], config["reward_floor"], config["stop_return"]) == (
+        0.99, "pink", -10.0, 200.0)
 
 
 def test_a_run_from_before_noise_was_left_to_the_env_resumes_with_gaussian_noise(tmp_path):
