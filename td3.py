@@ -84,10 +84,9 @@ class Hyperparameters:
                             f"{prefix}replay_size ({self.replay_size})")
 
 
-# A setting left at "auto" takes the env's value in ENV_DEFAULTS, else the general one here;
-# each per-env value is measured (docs/defaults.md). Both envs give -100 for a fall or a crash:
-# floored, standing still or hovering stops looking safest to the critic. On the lander, 0.99
-# lets the +100 for landing count from further away, and pink noise explores the descent.
+# "auto" takes the env's value in ENV_DEFAULTS, else the general one; each is measured
+# (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
+# safest. The lander's 0.99 counts its +100 for landing from further; pink noise explores the descent.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
                 "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
