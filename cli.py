@@ -19,7 +19,9 @@ import math
 import numbers
 import os
 import shlex
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field, fields, replace
 from typing import Callable, NamedTuple
 
@@ -44,7 +46,13 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def run_main(main):
     """Run a script's ``main()`` and exit with what it returns: UserError is one line and
-    exit 2, Ctrl-C exit 130 (after a checkpoint, Interrupted's message says where it is)."""
+    exit 2, Ctrl-C exit 130 (after a checkpoint, Interrupted's message says where it is).
+
+    Ctrl-C is taken whatever the script inherited: a command started in the background of
+    a shell script (``cmd &``), and everything it starts, inherits SIGINT ignored, and
+    Python then never raises KeyboardInterrupt, so a SIGINT would be lost."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         sys.exit(main())
     except UserError as e:

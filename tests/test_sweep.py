@@ -72,9 +72,13 @@ def run_sweep(env, *args, timeout=600):
     return p.returncode, p.stdout, p.stderr
 
 
-def start_sweep(env, *args):
-    """A sweep in a session of its own, as a terminal runs it: signals go to its group."""
+def start_sweep(env, *args, sigint_ignored=False):
+    """A sweep in a session of its own, as a terminal runs it: signals go to its group.
+    ``sigint_ignored``: as a shell script's background job (``cmd &``), or anything started
+    by one (a test suite run so), inherits SIGINT."""
+    ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)
     return subprocess.Popen(sweep_cmd(*args), cwd=ROOT, env=env, start_new_session=True,
+                            preexec_fn=ignore if sigint_ignored else None,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -237,8 +241,9 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
     # The stopped sweeps ask for 25 times the epochs, so that a busy machine can't let them
     # finish before the stop lands; the last one asks for EPOCHS again, which a resume may.
     long = [*sweep, "--epochs", 25 * EPOCHS]
-    # Ctrl-C in a terminal: SIGINT to the sweep's process group, once a run has a checkpoint.
-    p = start_sweep(env, *long, "--data_dir", data)
+    # Ctrl-C in a terminal: SIGINT to the sweep's process group, once a run has a checkpoint;
+    # it stops the sweep also where the sweep inherited SIGINT ignored (a script's `cmd &`).
+    p = start_sweep(env, *long, "--data_dir", data, sigint_ignored=True)
     wait_for(lambda: glob.glob(str(data / "*" / "*" / "ckpt.pt")), p)
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=300)
