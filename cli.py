@@ -11,6 +11,7 @@ plot.py and diagnose.py start fast:
   and what ``--resume`` may change.
 """
 import argparse
+import contextlib
 import difflib
 import importlib
 import inspect
@@ -123,15 +124,21 @@ DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
 def setting(default, rule, doc, before=None):
     """A dataclass field with its rule and a one-line description (the CLI's help).
     ``before``: what runs made before the setting existed had, where that is not its default
-    (their config.json has no such key; ``older_runs``)."""
+    (their config.json has no such key; ``made_with``)."""
     return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
 
 
-def older_runs(settings_class):
-    """The value of each setting in a run whose config.json lacks it, made before the setting
-    existed: the value the code had then (``before``), else the default."""
-    return {f.name: f.metadata["before"] if f.metadata.get("before") is not None else f.default
-            for f in fields(settings_class)}
+def made_with(config, settings_class):
+    """Every setting a run was made with, from its config.json: the value it records, or, for
+    a setting newer than the run, the value the code had then (``before``, else the
+    default). A run made before early_stop existed with stop_return None (every run without
+    a stop, and the old --no_stop) never stopped early: early_stop False. The one place that
+    says how an old run is read: a resume (td3.py, the Python API) and sweep.py use it."""
+    made = {f.name: config.get(f.name, f.default if f.metadata.get("before") is None
+                               else f.metadata["before"]) for f in fields(settings_class)}
+    if "early_stop" not in config and config.get("stop_return", "auto") is None:
+        made["early_stop"] = False
+    return made
 
 
 def check_settings(settings, prefix=""):
@@ -232,8 +239,12 @@ def env_key(env, known):
     registered id with the same entry point and arguments, so that gym.make("LunarLander-v3",
     continuous=True) is LunarLanderContinuous-v3 (and BipedalWalker-v3 with hardcore=True is
     not BipedalWalker-v3). None for an env made without a spec."""
+    return spec_key(env.spec, known)
+
+
+def spec_key(spec, known):
+    """env_key for an EnvSpec (None: no spec)."""
     import gymnasium as gym  # (as in make_env)
-    spec = env.spec
     if spec is None:
         return None
 
@@ -250,6 +261,58 @@ def env_key(env, known):
         if other is not None and other.entry_point == spec.entry_point and arguments(other) == arguments(spec):
             return env_id
     return None
+
+
+def env_arguments(env):
+    """What rebuilds ``env`` besides its id, for config.json: the arguments given to gym.make
+    beyond the registered ones (``continuous=True``; ``max_episode_steps`` when changed),
+    render_mode left out, and the wrappers put around it by name (which no command line
+    rebuilds). An env made without a registered id has none."""
+    import gymnasium as gym  # (as in make_env)
+    spec = env.spec
+    if spec is None or spec.id not in gym.registry:
+        return {}, []
+    registered = gym.registry[spec.id]
+    kwargs = {k: v for k, v in spec.kwargs.items()
+              if k != "render_mode" and (k not in registered.kwargs or registered.kwargs[k] != v)}
+    if spec.max_episode_steps != registered.max_episode_steps:
+        kwargs["max_episode_steps"] = spec.max_episode_steps
+    return kwargs, [w.name for w in spec.additional_wrappers]
+
+
+def registered_as(env_id, env_kwargs, known):
+    """The id among ``known`` that a config.json's env (its id and arguments) is, as
+    env_key finds it: LunarLander-v3 with continuous=True is LunarLanderContinuous-v3."""
+    if not env_kwargs:
+        return env_id
+    import dataclasses
+    import gymnasium as gym  # (as in make_env)
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error:
+        return env_id
+    kwargs = {k: v for k, v in env_kwargs.items() if k != "max_episode_steps"}
+    return spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known) or env_id
+
+
+def rebuild_env(run, **extra):
+    """An ``env_fn`` that makes the env a run's config.json records (its id and arguments;
+    ``extra``: e.g. render_mode), or a UserError saying why a command line can't: then only
+    the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)."""
+    config = read_config(run)
+    how = f"the Python code that made it can: td3(env_fn, resume=True, ...)"
+    if config.get("env_wrappers"):
+        raise UserError(f"{run}'s env was wrapped in Python ({', '.join(config['env_wrappers'])}), "
+                        f"which a command line can't rebuild; {how}")
+    import gymnasium as gym  # (as in make_env)
+    entry = config.get("env_entry_point") or ""
+    if config["env_id"] not in gym.registry and ":" in entry:  # registered by its own module
+        with contextlib.suppress(ImportError):
+            importlib.import_module(entry.split(":")[0])
+    if config["env_id"] not in gym.registry and ":" not in config["env_id"]:
+        raise UserError(f"{run}'s env {config['env_id']!r} has no registered id, so a command "
+                        f"line can't rebuild it; {how}")
+    return make_env(config["env_id"], **config.get("env_kwargs", {}), **extra)
 
 
 def name_of(fn):
@@ -299,6 +362,7 @@ class Td3Command(NamedTuple):
     kwargs: dict      # td3()'s keyword arguments
     run_dir: str
     threads: "int | None"
+    env_fn: Callable  # makes the env: the id's, or on resume the one config.json records
 
 
 def default_exp_name(env_id, hp):
@@ -355,8 +419,9 @@ def parse_td3(argv, settings_class, swap_points):
         threads = read_config(output_dir).get("torch_threads")
     swaps = {k: load_function(name) for k, name in swaps.items()}
     logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not quiet)
+    env_fn = rebuild_env(output_dir) if "resume" in args else make_env(env_id)
     return Td3Command(env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, resume="resume" in args,
-                                   logger_kwargs=logger_kwargs), output_dir, threads)
+                                   logger_kwargs=logger_kwargs), output_dir, threads, env_fn)
 
 
 def resume_settings(args, parser, argv, settings_class, swap_points):
@@ -368,12 +433,9 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     output_dir = args["resume"]
     config = read_config(output_dir)  # without ckpt.pt it starts again (runs.Run)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
-    made_with = {k: config.get(k, v) for k, v in older_runs(settings_class).items()}  # a
-    # setting newer than the run had the value the code had then
-    made_with.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
-                     env=config["env_id"])
-    if "early_stop" not in config and config.get("stop_return", "auto") is None:
-        made_with["early_stop"] = False  # made with the old --no_stop: it never stopped
+    run_had = made_with(config, settings_class)  # settings newer than the run too
+    run_had.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
+                   env=config["env_id"])
     given_as = {}  # setting -> the option that set it, as typed (--no_stop sets stop_return)
     for token in argv if argv is not None else sys.argv[1:]:
         action = parser._option_string_actions.get(token.split("=", 1)[0])
@@ -389,13 +451,13 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
         if (name == "hid" and set(sizes) != {value}) or (name == "l" and len(sizes) != value):
             raise UserError(f"{option} {value}: {output_dir} was made with hidden_sizes="
                             f"{sizes}; a resumed run keeps its network")
-        if name in made_with and made_with[name] != value:
+        if name in run_had and run_had[name] != value:
             shown = shlex.join([option] if option.startswith("--no_") else [option, str(value)])
-            raise UserError(f"{shown}: {output_dir} was made with {name}={made_with[name]!r}; a "
+            raise UserError(f"{shown}: {output_dir} was made with {name}={run_had[name]!r}; a "
                             f"resumed run keeps its settings ({MAY_CHANGE})")
-    hparams = {f.name: made_with[f.name] for f in fields(settings_class)}
+    hparams = {f.name: run_had[f.name] for f in fields(settings_class)}
     hparams.update({k: args[k] for k in ("epochs", "device") if k in args})
     ac_kwargs = dict(config["ac_kwargs"], hidden_sizes=tuple(sizes))
-    swaps = {k: made_with[k] for k in swap_points}
+    swaps = {k: run_had[k] for k in swap_points}
     exp_name = config.get("exp_name") or os.path.basename(os.path.dirname(os.path.abspath(output_dir)))
     return config["env_id"], hparams, ac_kwargs, swaps, output_dir, exp_name

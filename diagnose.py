@@ -75,7 +75,12 @@ def load_run(path):
             cfg = json.load(fh)
     except (OSError, ValueError):
         cfg = {}
-    return dict(path=os.path.dirname(f) or ".", data=data, env=cfg.get("env_id"),
+    env = cfg.get("env_id")
+    if cfg.get("env_kwargs"):  # gym.make("LunarLander-v3", continuous=True): the lander's runs
+        from cli import registered_as
+        env = registered_as(env, cfg["env_kwargs"], sorted(os.listdir(RESULTS))
+                            if os.path.isdir(RESULTS) else [])
+    return dict(path=os.path.dirname(f) or ".", data=data, env=env,
                 exp_name=cfg.get("exp_name"), max_ep_len=cfg.get("max_ep_len"),
                 missing=[c for c in COLUMNS if c not in data])
 
@@ -335,6 +340,8 @@ def main(argv=None):
                    help="healthy runs to compare with, instead of the committed ones")
     p.add_argument("--plot", metavar="OUT.png", help="draw the columns that left the band, over it")
     args = p.parse_args(argv)
+    if args.plot and not os.path.isdir(os.path.dirname(os.path.abspath(args.plot))):
+        raise UserError(f"--plot {args.plot}: the directory {os.path.dirname(args.plot)} does not exist")
     run = load_run(args.run)
     if run["env"] and args.env and run["env"] != args.env:
         raise UserError(f"{args.run} is a {run['env']} run (its config.json), not {args.env}")

@@ -3,23 +3,27 @@
 td3() reaches everything here through a ``Run`` and a few one-line calls:
 
     run = Run(config, logger_kwargs, resume)   # checks the run directory, opens the logger
-    s, (o, ep_ret, ep_len) = run.start(...)    # a new run, or everything put back exactly
+    loop, (o, ep_ret, ep_len) = run.start(loop, rng, env, test_env, ac=ac, ...)
+                                               # a new run, or everything put back exactly
     with run:                                  # Ctrl-C now asks for a clean stop
         ...
-        run.end_epoch(s, test_return)          # best.pt, early stop, the checkpoint
+        run.end_epoch(loop, returns, confirmed)  # best.pt, early stop, the checkpoint
         run.stop_if_interrupted()              # after Ctrl-C: checkpoint, clean exit
 
 What it keeps for a run in ``<data_dir>/<exp_name>/<exp_name>_s<seed>/``:
     config.json   every setting, library versions, torch threads, CPU, git commit
     progress.txt  the epoch table (logger.py writes both)
     ckpt.pt       networks, optimizers, buffer, RNGs (a GPU's too), counters, the episode
-                  in progress
+                  in progress, and a Box2D env's past episodes (reset seeds and actions)
     best.pt       the judged actor-critic: the best epoch's, or the confirmed one once solved
 
 Every file is written atomically (a temp file, then ``os.replace``), and checkpoints load
 with ``torch.load(..., weights_only=True)``, so a kill at any moment or a crafted file
 loses nothing and runs nothing. A resumed run continues exactly: the same rows as a run
-that was never stopped, on the same CPU model and torch thread count.
+that was never stopped, on the same CPU model and torch thread count, Box2D envs included
+(their train and test envs replay their past episodes first). A run stopped before its
+first checkpoint starts again from step 0, keeping what it wrote under other names; one
+whose table shows a checkpoint that is missing is refused. Nothing a run wrote is deleted.
 
 ``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``.
 What the command lines share (the one user-error type, the settings' rules, reading
@@ -43,8 +47,9 @@ from dataclasses import asdict, fields
 import numpy as np
 import torch
 
-from cli import Interrupted, UserError, name_of, read_config, run_dir
-from logger import EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file
+from cli import Interrupted, UserError, env_arguments, name_of, read_config, run_dir
+from logger import (EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file,
+                    read_progress)
 
 
 # ------------------------------------------------------------------------------------------
@@ -71,7 +76,10 @@ def run_config(env, hp, actor_critic, ac_kwargs, swaps):
               f"target update; polyak is 1 - tau (tau=0.005 is polyak=0.995)", file=sys.stderr)
     network = {k: p.default for k, p in inspect.signature(actor_critic).parameters.items()
                if isinstance(p.default, (int, float, str, tuple, list))}
+    env_kwargs, env_wrappers = env_arguments(env)
     return dict(asdict(hp), env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
+                env_kwargs=env_kwargs, env_wrappers=env_wrappers, env_entry_point=(
+                    env.spec.entry_point if env.spec and isinstance(env.spec.entry_point, str) else None),
                 obs_dim=env.observation_space.shape[0], act_dim=env.action_space.shape[0],
                 device=str(device), ac_kwargs={**network, **ac_kwargs},
                 actor_critic=name_of(actor_critic), **{k: name_of(fn) for k, fn in swaps.items()})
@@ -102,10 +110,19 @@ def set_device_rng_state(device, state):
 
 
 def default_threads(cores=None):
-    """torch's CPU threads when --threads is not given: at most 2 (docs/speed.md). These
-    networks are small, so beyond two threads the work per thread no longer pays for the
-    threads' synchronisation: on 16 cores torch's default of 16 ran the loop at 0.41x of one."""
-    return max(1, min(2, cores or os.cpu_count() or 1))
+    """torch's CPU threads when --threads is not given: at most 2 (docs/speed.md), and at most
+    the cores this process may run on (``taskset``, a container's CPU set), not the machine's.
+    These networks are small, so beyond two threads the work per thread no longer pays for
+    the threads' synchronisation: on 16 cores torch's default of 16 ran the loop at 0.41x of one."""
+    return max(1, min(2, cores or usable_cores()))
+
+
+def usable_cores():
+    """The cores this process may run on (all of the machine's where the OS can't tell)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def run_metadata():
@@ -199,6 +216,15 @@ def stopped_early(config, epochs_at_goal, solved):
     return epochs_at_goal >= config["stop_epochs"]
 
 
+def newly_solved(confirmed, test_returns, solved, stop_return):
+    """The actors solved this epoch (``confirmed``, ``test_returns``: actor -> return): not
+    solved before, and both their own test and their confirmation hold stop_return. When
+    both actors are confirmed because one of them reached stop_return, the other's
+    confirmation alone does not solve it: its own test fell short."""
+    return [a for a, r in confirmed.items()
+            if min(r, test_returns[a]) >= stop_return and not solved[a]]
+
+
 def check_memory(nbytes, what):
     """Refuse, in one line, an allocation that would not fit in the memory available now."""
     try:
@@ -228,11 +254,9 @@ CONFIRM_COLUMN = dict(live="ConfirmEpRet", averaged="TargConfirmEpRet")
 NOT_SOLVED = dict(live=0, averaged=0)  # actor -> the epoch its confirmation held stop_return
 
 
-def first_difference(saved, config, defaults={}):
+def first_difference(saved, config):
     """The first key in which a run directory's config.json (``saved``) and ``config`` differ,
-    leaving out what a resumed run may change; None when they describe the same run. A
-    setting newer than the run is missing from ``saved``: the run had its default."""
-    saved = {**{k: v for k, v in defaults.items() if k not in saved}, **saved}
+    leaving out what a resumed run may change; None when they describe the same run."""
     return next((k for k, v in config.items() if k not in MAY_CHANGE_ON_RESUME and k in saved
                  and as_plain(saved[k]) != as_plain(v)), None)
 
@@ -251,14 +275,49 @@ def as_plain(v):
     return str(v)
 
 
-def check_same_run(run_dir, config, advice, defaults={}):
+def check_same_run(run_dir, config, advice, made_with=None):
     """A one-line UserError, ending in ``advice``, when the run in ``run_dir`` was started
-    with other settings than ``config`` (td3.py on resume, sweep.py before it starts)."""
-    saved = {**defaults, **read_config(run_dir)}
+    with other settings than ``config`` (td3.py on resume, sweep.py before it starts).
+    ``made_with(saved)``: every setting of a run from its config.json, those newer than the
+    run included (cli.made_with), so that an old run is compared as it was made."""
+    saved = read_config(run_dir)
+    saved = {**saved, **(made_with(saved) if made_with else {})}
     key = first_difference(saved, config)
     if key:
         raise UserError(f"{run_dir} was run with {key}={saved[key]!r}, not {config[key]!r}; "
                         f"{advice}")
+
+
+def check_never_checkpointed(run_dir):
+    """A run directory without ckpt.pt may start again only if it cannot have written one:
+    fewer rows than save_freq (and than its epochs, at whose end one is written too).
+    Otherwise its checkpoint was lost, and a restart would replace a run: refuse."""
+    config, path = read_config(run_dir), os.path.join(run_dir, "progress.txt")
+    try:
+        rows = len(read_progress(path)[1]) if os.path.exists(path) else 0
+    except (ValueError, OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{run_dir} has no ckpt.pt and its progress.txt can't be read ({e}); "
+                        f"nothing was changed") from None
+    every = min(config.get("save_freq", 1), config.get("epochs", 1))
+    if rows >= every:
+        raise UserError(f"{run_dir} has no ckpt.pt, but its {rows} rows show one was written "
+                        f"(every {config.get('save_freq', 1)} epochs): put its ckpt.pt back to "
+                        f"resume it; nothing was changed")
+
+
+def set_aside(run_dir, names):
+    """Rename files a restarted run will write again to ``<stem>.before-restart[-N]<ext>``,
+    so that nothing a run wrote is lost; returns the new names."""
+    kept = []
+    for name in names:
+        stem, ext = os.path.splitext(name)
+        new, n = f"{stem}.before-restart{ext}", 1
+        while os.path.exists(os.path.join(run_dir, new)):
+            n += 1
+            new = f"{stem}.before-restart-{n}{ext}"
+        os.replace(os.path.join(run_dir, name), os.path.join(run_dir, new))
+        kept.append(new)
+    return kept
 
 
 class Run:
@@ -267,15 +326,15 @@ class Run:
     settings, env_id, obs_dim, act_dim, ac_kwargs, ...); nothing is written until a check
     has passed, so a refused run leaves the directory as it was."""
 
-    def __init__(self, config, logger_kwargs, resume=False, defaults={}):
+    def __init__(self, config, logger_kwargs, resume=False, made_with=None):
         logger_kwargs = dict(logger_kwargs)
         self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
         if not logger_kwargs.get("output_dir"):
             logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
         self.output_dir = logger_kwargs["output_dir"]
         self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
-        self.restart = None  # a resumed run with no checkpoint yet: the files it drops
-        self.ckpt = self._open(resume, defaults)
+        self.restart = None  # a resumed run with no checkpoint yet: the files it sets aside
+        self.ckpt = self._open(resume, made_with)
         c = config
         self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
         self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
@@ -296,16 +355,17 @@ class Run:
         self.columns = [TEST_COLUMN[a] for a in self.actors if a != "live"] + \
             ([CONFIRM_COLUMN[a] for a in self.actors] if self.confirms else [])
 
-    def _open(self, resume, defaults):
+    def _open(self, resume, made_with):
         """Refuse a directory that already holds a run (unless resuming); for a resume,
         load ckpt.pt (every way it can be broken is one line) and check it is this run."""
         ckpt_path = os.path.join(self.output_dir, "ckpt.pt")
         if resume and not os.path.exists(ckpt_path):
-            # Killed before its first checkpoint: the rows it wrote (and best.pt) can't be
-            # continued, so the run starts again, as a resume drops rows after its checkpoint.
-            check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
-            self.restart = [n for n in ("progress.txt", *RUN_FILES[3:])  # dropped in start()
-                            if os.path.exists(os.path.join(self.output_dir, n))]
+            check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", made_with)
+            check_never_checkpointed(self.output_dir)
+            # Killed before its first checkpoint: nothing can be continued, so the run starts
+            # again; what it wrote is kept beside it under other names (in start()).
+            self.restart = [n for n in RUN_FILES if n != "ckpt.pt"
+                            and os.path.exists(os.path.join(self.output_dir, n))]
             return None
         if not resume:
             if any(os.path.exists(os.path.join(self.output_dir, f))
@@ -326,30 +386,33 @@ class Run:
             raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
                             if key == "ac_kwargs" else f"checkpoint is for {key}="
                             f"{ckpt[key]}, this run has {self.config[key]}")
-        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", defaults)
+        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", made_with)
         return ckpt
 
-    def drop_written(self, names):
-        """Remove ``names`` of the run directory (a restarted run's files) and every temp file
-        a kill during a write left."""
+    def drop_temp_files(self):
+        """Remove every temp file a kill during a write left (never a file a run wrote)."""
         for name in os.listdir(self.output_dir) if os.path.isdir(self.output_dir) else ():
-            if name in names or is_temp_file(name, RUN_FILES):
+            if is_temp_file(name, RUN_FILES):
                 os.remove(os.path.join(self.output_dir, name))
 
-    def start(self, loop, rng, env, **parts):
+    def start(self, loop, rng, env, test_env, **parts):
         """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's
         counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a
         resumed one puts back every part's state_dict (networks, optimizers, buffer), both
-        RNGs, the counters, the values logged so far this epoch and the episode in
-        progress. Returns the counters and (obs, episode return, episode length)."""
+        RNGs, the counters, the values logged so far this epoch, the episode in progress and,
+        for an env that remembers its past (Box2D), the past of ``env`` and ``test_env``
+        (both ReplayableEnv). Returns the counters and (obs, episode return, episode length)."""
         self.loop, self.rng, self.env, self.parts, c = loop, rng, env, parts, self.config
+        self.test_env = test_env
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
-            self.drop_written(self.restart or ())
+            self.drop_temp_files()
             if self.restart is not None:
+                kept = set_aside(self.output_dir, self.restart)
                 print(f"note: {self.output_dir} has no checkpoint yet (it stopped before its "
                       f"first was written), so it starts again from env step 0"
-                      + (f"; dropped {', '.join(self.restart)}" if self.restart else ""), flush=True)
+                      + (f"; its earlier files are kept as {', '.join(kept)}" if kept else ""),
+                      flush=True)
             self.logger.save_config(self.config)
             first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
         else:
@@ -358,7 +421,7 @@ class Run:
                                    *(f.name for f in fields(loop))) if k not in ckpt]
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
-            self.drop_written(())
+            self.drop_temp_files()
             for name, part in parts.items():
                 part.load_state_dict(ckpt[name])
             rng.bit_generator.state = ckpt["rng"]
@@ -380,7 +443,18 @@ class Run:
             self.solved = dict(ckpt.get("solved", NOT_SOLVED))
             if stopped_early(c, self.epochs_at_goal, self.solved):
                 self.total_steps = loop.t  # it had stopped early: nothing left to train
+            if env.keeps_past and "past_seeds" not in ckpt["episode"]:
+                print(f"note: {self.output_dir}'s checkpoint predates the record of its env's "
+                      f"past episodes, which a Box2D world remembers: from here its numbers "
+                      f"part from those of an uninterrupted run", flush=True)
+            replay_time = time.time()
             first = env.replay(**ckpt["episode"])
+            if "test_env" in ckpt:
+                test_env.replay(**ckpt["test_env"])
+            if env.keeps_past and "past_seeds" in ckpt["episode"]:
+                print(f"replayed the train and test envs' {env.n_past + test_env.n_past:,} past "
+                      f"env steps in {time.time() - replay_time:.1f} s (a Box2D world remembers "
+                      f"its past episodes)", flush=True)
             self.ckpt = None  # the replay buffer's copy can go
         self.start_time = self.epoch_time = time.time()
         self.epoch_t = loop.t
@@ -455,9 +529,8 @@ class Run:
         the best test return until a confirmation holds stop_return, then that one for good;
         stop once solved (early_stop); write ckpt.pt every save_freq epochs and at the end."""
         c, judged = self.config, self.config["test_actor"]
-        for actor, r in confirmed.items():  # solved: its own test and its confirmation hold
-            if min(r, test_returns[actor]) >= c["stop_return"] and not self.solved[actor]:
-                self.solved[actor] = loop.epoch
+        for actor in newly_solved(confirmed, test_returns, self.solved, c["stop_return"]):
+            self.solved[actor] = loop.epoch
         for actor in confirmed:  # comparing actors: the other one's confirmed weights too
             if actor != judged and self.solved[actor] == loop.epoch:
                 self.save_best(loop, confirmed[actor], actor, f"best_{actor}.pt")
@@ -499,6 +572,7 @@ class Run:
                  "elapsed": self.time(), "best_return": self.best_return,
                  "epochs_at_goal": self.epochs_at_goal, "solved": dict(self.solved),
                  "episode": self.env.state_dict(),
+                 **({"test_env": self.test_env.state_dict()} if self.test_env.keeps_past else {}),
                  "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
                  "device": self.config["device"], "device_rng": device_rng_state(self.config["device"]),
                  "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
@@ -537,17 +611,24 @@ class CtrlC:
 
 
 class ReplayableEnv:
-    """An env that remembers its episode's reset seed and actions, so that a checkpoint can
-    rebuild the episode in progress: a Box2D env can't be saved, but it is deterministic
-    given both. Everything else (spaces, spec, close) is the wrapped env's."""
+    """An env whose state a checkpoint can rebuild from the reset seeds and actions it saw: a
+    Box2D env can't be saved, but it is deterministic given both. It records the episode in
+    progress, and, for an env that remembers its past episodes (``remembers_past``), every
+    episode since it was made, so that a resume replays them into a fresh env and its world
+    is the uninterrupted run's. Everything else (spaces, spec, close) is the wrapped env's."""
 
     def __init__(self, env):
         self.env, self.seed, self.actions = env, None, []
+        self.keeps_past = remembers_past(env)
+        self.past_seeds, self.past_lengths = [], []  # finished episodes, oldest first
+        self.past_actions, self.n_past = None, 0     # their actions, one after the other
 
     def __getattr__(self, name):
         return getattr(self.env, name)
 
     def reset(self, seed):
+        if self.keeps_past and self.seed is not None:
+            self._keep(self.seed, self.actions)
         self.seed, self.actions = seed, []
         return self.env.reset(seed=seed)
 
@@ -555,15 +636,55 @@ class ReplayableEnv:
         self.actions.append(a)
         return self.env.step(a)
 
+    def _keep(self, seed, actions):
+        n, size = len(actions), 0 if self.past_actions is None else len(self.past_actions)
+        if self.n_past + n > size:  # grow by doubling: O(1) a step
+            grown = np.empty((max(2 * size, self.n_past + n, 1024),
+                              self.env.action_space.shape[0]), np.float32)
+            if size:
+                grown[:self.n_past] = self.past_actions[:self.n_past]
+            self.past_actions = grown
+        if n:
+            self.past_actions[self.n_past:self.n_past + n] = np.asarray(actions, np.float32)
+        self.past_seeds.append(seed)
+        self.past_lengths.append(n)
+        self.n_past += n
+
     def state_dict(self):
         act_dim = self.env.action_space.shape[0]
-        return dict(seed=self.seed, actions=torch.as_tensor(
+        episode = dict(seed=self.seed, actions=torch.as_tensor(
             np.array(self.actions, np.float32).reshape(-1, act_dim)))
+        if not self.keeps_past:
+            return episode
+        return dict(episode, past_seeds=torch.tensor(self.past_seeds, dtype=torch.int64),
+                    past_lengths=torch.tensor(self.past_lengths, dtype=torch.int64),
+                    past_actions=torch.as_tensor(np.array(
+                        self.past_actions[:self.n_past] if self.n_past else [], np.float32
+                    ).reshape(-1, act_dim)))
 
-    def replay(self, seed, actions):
-        """Reset with ``seed`` and take ``actions`` again; returns (obs, return, length)."""
-        (o, _), ep_ret, ep_len = self.reset(seed), 0.0, 0
+    def replay(self, seed, actions, past_seeds=None, past_lengths=None, past_actions=None):
+        """Play the past episodes again (when recorded), then reset with ``seed`` and take
+        ``actions`` again; returns (obs, return, length) of that last episode."""
+        if past_seeds is not None:
+            ends = np.cumsum(past_lengths.numpy())
+            for s, end, n in zip(past_seeds.tolist(), ends, past_lengths.tolist()):
+                self.reset(s)
+                for a in past_actions[end - n:end].numpy():
+                    self.step(a)
+        ep_ret, ep_len = 0.0, 0
+        if seed is None:  # never reset (an env with no episode yet)
+            return None, ep_ret, ep_len
+        o, _ = self.reset(seed)
         for a in actions.numpy():
             o, r, _, _, _ = self.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
         return o, ep_ret, ep_len
+
+
+def remembers_past(env):
+    """Whether an env's past episodes change its next ones: a Box2D world (BipedalWalker,
+    LunarLander, CarRacing) lives as long as its env, and what it did before (the order of
+    its bodies' contacts and its internal pools) changes the floating point of later
+    episodes (benchmarks/check_box2d_memory.py). Other envs here reset completely."""
+    world = getattr(env.unwrapped, "world", None)
+    return type(world).__module__.split(".")[0] == "Box2D"

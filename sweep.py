@@ -95,7 +95,8 @@ def plan_runs(args, td3_options):
                 name = ["--exp_name", f"td3-{env_id}-{variant}"] if variant in MISTAKES else []
                 argv = ["--env", env_id, "--seed", str(seed), *td3_options, *VARIANTS[variant],
                         *name, "--data_dir", args.data_dir, "--threads", "1"]
-                _, kwargs, run_dir, _ = cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)
+                cmd = cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)
+                kwargs, run_dir = cmd.kwargs, cmd.run_dir
                 hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
                                             if k in td3.Hyperparameters.__dataclass_fields__})
                 _, config = td3.resolve(env, hp, ac_kwargs=kwargs["ac_kwargs"],
@@ -120,7 +121,7 @@ def check_run_dir(run_dir, config):
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir",
-                            defaults=cli.older_runs(td3.Hyperparameters))  # newer settings
+                            lambda saved: cli.made_with(saved, td3.Hyperparameters))
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir, config["epochs"])
@@ -147,10 +148,9 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
             time.sleep(0.5)
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
-        resume = os.path.exists(os.path.join(path, "ckpt.pt"))
-        for name in runs.RUN_FILES[1:] if not resume else ():  # a start killed before
-            with contextlib.suppress(FileNotFoundError):  # its first checkpoint left nothing
-                os.remove(os.path.join(path, name))       # to resume
+        # A run that wrote its config.json is resumed: td3.py goes on from its checkpoint,
+        # or, if it cannot have written one yet, starts it again, keeping what it wrote.
+        resume = os.path.exists(os.path.join(path, "config.json"))
 
         log.write(f"=== sweep.py on {os.uname().nodename}, {time.strftime('%Y-%m-%d %H:%M:%S')}:"
                   f" {'resume' if resume else 'start'}\n")

@@ -72,7 +72,7 @@ class Hyperparameters:
     stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
     early_stop: bool = setting(True, SWITCH, "stop once solved; best.pt is the solved actor")
     test_actor: str = setting("live", ACTOR, "the actor judged: live (pi) or averaged (ac_targ.pi)")
-    compare_actors: bool = setting(False, SWITCH, "test and confirm both actors, on the same episodes")
+    compare_actors: bool = setting(False, SWITCH, "test and confirm both actors, from the same reset seeds")
     save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
@@ -225,7 +225,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         logger_kwargs (dict): ``EpochLogger`` arguments (``output_dir`` defaults to
             ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line; ``quiet``), and
             ``progress=False`` to turn off the live progress line.
-        resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt``.
+        resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt`` (one stopped
+            before its first checkpoint starts again; runs.py).
         critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
             with a port's mistaken version; config.json records the names of the ones used.
 
@@ -234,7 +235,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     """
     hp = Hyperparameters(**hparams)
     hp.check()
-    env, test_env = runs.ReplayableEnv(env_fn()), env_fn()  # a resume rebuilds env's episode
+    env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())  # resumable
     hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
                          target_action=target_action, done_flag=done_flag)
     device, act_dim = torch.device(config["device"]), config["act_dim"]
@@ -242,7 +243,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, defaults=cli.older_runs(Hyperparameters))  # settings newer than a run
+                   resume, made_with=lambda saved: cli.made_with(saved, Hyperparameters))
     logger = run.logger
 
     torch.manual_seed(hp.seed)
@@ -304,10 +305,10 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         return returns, confirmed
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
-    # both RNGs, the counters and the episode in progress back as they were (runs.py).
-    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, ac=ac, ac_targ=ac_targ,
-                                       pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
-                                       buffer=replay_buffer)
+    # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
+    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, ac=ac, ac_targ=ac_targ,
+                                          pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
+                                          buffer=replay_buffer)
     last_return = None
     with run:  # from here on, Ctrl-C writes a checkpoint and stops cleanly
         while loop.t < run.total_steps:
@@ -392,7 +393,7 @@ def main(argv=None):
     The options come from Hyperparameters; cli.py turns them into td3()'s arguments."""
     cmd = cli.parse_td3(argv, Hyperparameters, SWAP_POINTS)
     torch.set_num_threads(cmd.threads or runs.default_threads())  # torch's own is slow on many cores
-    td3(cli.make_env(cmd.env_id), **cmd.kwargs)
+    td3(cmd.env_fn, **cmd.kwargs)
 
 
 if __name__ == "__main__":

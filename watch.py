@@ -13,11 +13,10 @@ Episodes are deterministic (no exploration noise) and seeded, so a replay is rep
 """
 import os
 
-import gymnasium as gym
 import numpy as np
 
 import core
-from cli import ArgumentParser, UserError, read_config, run_main
+from cli import ArgumentParser, UserError, read_config, rebuild_env, run_main
 from runs import load_checkpoint, save_checkpoint
 
 
@@ -46,7 +45,7 @@ def load_actor(path, last=False):
         raise UserError(f"{weights} holds no actor weights")
     if saved.get("env_id", config["env_id"]) != config["env_id"]:
         raise UserError(f"{weights} is for {saved['env_id']}, its run for {config['env_id']}")
-    env = gym.make(config["env_id"])
+    env = rebuild_env(run_dir)()
     ac = core.MLPActorCritic(env.observation_space, env.action_space, **config["ac_kwargs"])
     env.close()
     pi = saved["pi"] if "pi" in saved else {k[3:]: v for k, v in saved["ac"].items()
@@ -65,7 +64,7 @@ def watch(path, episodes=5, gif=None, which="best", seed=10_000):
     """Run deterministic episodes of a saved agent; print each return; render or write a GIF."""
     ac, config, weights, saved = load_actor(path, last=which == "last")
     render_mode = "rgb_array" if gif else ("human" if os.environ.get("DISPLAY") else None)
-    env = gym.make(config["env_id"], render_mode=render_mode)
+    env = rebuild_env(os.path.dirname(weights) or ".", render_mode=render_mode)()
     frames, rets = [], []
     for ep in range(episodes):
         o, _ = env.reset(seed=seed + ep)

@@ -315,3 +315,8 @@ def test_screen_runs_are_not_healthy_references(tmp_path):
     assert len(healthy) == len(os.listdir(tmp_path / "BipedalWalker-v3")) - sum(
         n.endswith((".png", ".gif")) for n in os.listdir(tmp_path / "BipedalWalker-v3"))
     assert str(planted) not in [os.path.abspath(r["path"]) for r in healthy]
+
+
+def test_a_plot_into_a_missing_directory_is_one_line(tmp_path):
+    err = one_line_error(*run_cli(COLUMN_S0, "--plot", tmp_path / "nope" / "x.png", script="diagnose.py"))
+    assert "does not exist" in err and not (tmp_path / "nope").exists()

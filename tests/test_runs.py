@@ -1,6 +1,7 @@
 """A run directory's lifecycle (runs.py, cli.py): what a resume may change, a finished run,
 the early stop and best.pt, checkpoints every save_freq epochs, NaN, temp files, Ctrl-C."""
 import argparse
+import glob
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import torch
 import cli
 import runs
 import td3
-from conftest import SMALL, CountEnv, one_line_error, rows_without_time, run_cli, snapshot
+from conftest import ROOT, SMALL, CountEnv, one_line_error, rows_without_time, run_cli, snapshot
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -287,8 +288,8 @@ def test_nan_before_the_first_checkpoint_says_none_is_kept(tmp_path, pendulum):
 @pytest.mark.parametrize("left", [("config.json",), ("config.json", "progress.txt", "best.pt")])
 def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_path, left):
     """With --save_freq 2, a kill during epoch 2 leaves config.json, epoch 1's row and best.pt
-    but no ckpt.pt. --resume starts the run again (dropping the row, as a resume drops the rows
-    after its checkpoint) and ends with the rows of a run never stopped."""
+    but no ckpt.pt. --resume starts the run again and ends with the rows of a run never
+    stopped; what the first start wrote is kept beside it under other names."""
     args = [*CLI_SMALL[:2], *CLI_SMALL[4:], "--epochs", 2, "--save_freq", 2]
     ref, run = tmp_path / "ref", tmp_path / "k"
     assert run_cli(*args, "--data_dir", ref, "--exp_name", "r")[0] == 0
@@ -298,17 +299,60 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_pat
     p1 = (run / "progress.txt")
     if p1.exists():  # one row, as epoch 1 wrote it
         p1.write_text("".join(p1.read_text().splitlines(keepends=True)[:2]))
+    before = snapshot(run)
     code, out, err = run_cli("--resume", run)
     assert code == 0, err
-    dropped = "; dropped progress.txt, best.pt" if len(left) > 1 else ""
+    kept = {"config.json": "config.before-restart.json", "progress.txt": "progress.before-restart.txt",
+            "best.pt": "best.before-restart.pt"}
     assert f"note: {run} has no checkpoint yet (it stopped before its first was written), so " \
-           f"it starts again from env step 0{dropped}" in out
+           f"it starts again from env step 0; its earlier files are kept as " \
+           f"{', '.join(kept[n] for n in ('config.json', 'progress.txt', 'best.pt') if n in left)}" in out
     assert rows_without_time(run) == rows_without_time(ref / "r" / "r_s0")
+    after = snapshot(run)
+    assert all(after[kept[name]] == before[name] for name in left)  # nothing it wrote is lost
+
+
+@pytest.mark.parametrize("rows, save_freq", [(30, 1), (2, 2), (1, 5)])
+def test_a_run_whose_table_shows_a_checkpoint_is_refused_without_it(tmp_path, rows, save_freq):
+    """A committed walker's directory without its ckpt.pt: its rows prove a checkpoint was
+    written (as many rows as save_freq, or as its epochs), so a restart would replace a run.
+    --resume refuses in one line and changes nothing."""
+    src = os.path.join(ROOT, "results/judging/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s18")
+    run = tmp_path / "r"
+    shutil.copytree(src, run)
+    cfg = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps(dict(cfg, save_freq=save_freq, epochs=max(rows, 1))))
+    lines = (run / "progress.txt").read_text().splitlines(keepends=True)
+    (run / "progress.txt").write_text("".join(lines[:rows + 1]))
+    before = snapshot(run)
+    msg = one_line_error(*run_cli("--resume", run, "--quiet")[::2])
+    assert f"{run} has no ckpt.pt, but its {rows} rows show one was written" in msg
+    assert snapshot(run) == before
+
+
+# Every shape of config.json among the committed runs (results/): the keys each has.
+COMMITTED_SHAPES = sorted({tuple(sorted(json.load(open(p)))) for p in
+                           glob.glob(os.path.join(ROOT, "results", "**", "config.json"), recursive=True)})
+
+
+@pytest.mark.parametrize("keys", COMMITTED_SHAPES, ids=lambda k: f"{len(k)}keys")
+def test_a_run_shaped_like_each_committed_one_resumes_through_td3_py(tmp_path, one_epoch_run, keys):
+    """A run made before later settings existed (its config.json has only the keys of a
+    committed run's, and stop_return None as theirs had where they did not stop): td3.py
+    --resume trains it on with the settings it had, one more epoch."""
+    run = tmp_path / "old"
+    shutil.copytree(one_epoch_run, run)
+    cfg = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({k: v for k, v in cfg.items() if k in keys}))
+    code, out, err = run_cli("--resume", run, "--epochs", 2)
+    assert code == 0, err
+    assert len(read_progress(run / "progress.txt")[1]) == 2
 
 
 def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_epoch_run):
     """A run made with the old --no_stop (stop_return None, no early_stop key in config.json)
-    accepts --no_stop on resume, its own value; a resume takes the run's thread count."""
+    resumes through td3.py, with --no_stop (its own value) or without; a resume takes the
+    run's thread count."""
     run = tmp_path / "old"
     shutil.copytree(one_epoch_run, run)
     cfg = json.loads((run / "config.json").read_text())
@@ -321,6 +365,86 @@ def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_ep
     assert cmd.threads == 3
     assert cli.parse_td3(["--resume", str(run), "--threads", "1"], td3.Hyperparameters,
                          td3.SWAP_POINTS).threads == 1
+    code, _, err = run_cli("--resume", run, "--no_stop", "--epochs", 2, "--threads", 1)
+    assert code == 0, err
+    code, _, err = run_cli("--resume", run, "--epochs", 3, "--threads", 1)
+    assert code == 0, err
+    assert len(read_progress(run / "progress.txt")[1]) == 3
+
+
+# Envs made with arguments: their run's config.json records them, and a resume rebuilds them.
+MADE_WITH = {"lander": (lambda: gym.make("LunarLander-v3", continuous=True), {"continuous": True}),
+             "hardcore": (lambda: gym.make("BipedalWalker-v3", hardcore=True), {"hardcore": True})}
+
+
+@pytest.mark.parametrize("name", MADE_WITH)
+def test_the_env_a_run_was_made_with_is_rebuilt_on_resume(tmp_path, name):
+    """td3(lambda: gym.make(id, **arguments)), then td3.py --resume: the resumed run plays the
+    same env (its rows equal a run never stopped: Box2D resumes exactly); watch.py replays it,
+    and a Python resume with the plain id is refused in one line."""
+    env_fn, arguments = MADE_WITH[name]
+    kw = dict(SMALL, steps_per_epoch=300, max_ep_len=150)
+    whole, run = tmp_path / "whole", tmp_path / "run"
+    td3.td3(env_fn, logger_kwargs=dict(output_dir=str(whole), quiet=True), **kw)
+    td3.td3(env_fn, logger_kwargs=dict(output_dir=str(run), quiet=True), **dict(kw, epochs=1))
+    assert json.loads((run / "config.json").read_text())["env_kwargs"] == arguments
+    code, out, err = run_cli("--resume", run, "--epochs", 2, "--quiet")
+    assert code == 0, err
+    assert rows_without_time(run) == rows_without_time(whole)
+    code, out, err = run_cli(run, "--episodes", 1, script="watch.py")
+    assert code == 0 and "average return over 1 episodes" in out, err
+    made = json.loads((run / "config.json").read_text())
+    same = {k: made[k] for k in ("gamma", "noise", "reward_floor", "stop_return")}
+    with pytest.raises(cli.UserError) as refused:
+        td3.td3(lambda: gym.make(made["env_id"]), resume=True,  # the plain id, same settings
+                logger_kwargs=dict(output_dir=str(run), quiet=True), **dict(kw, epochs=3, **same))
+    assert f"was run with env_kwargs={arguments!r}, not {{}}" in str(refused.value) or \
+        "Discrete action space" in str(refused.value)  # LunarLander-v3 alone: discrete actions
+
+
+def test_a_lander_made_from_its_arguments_is_diagnosed_against_the_landers(tmp_path):
+    out = tmp_path / "l"
+    td3.td3(MADE_WITH["lander"][0], logger_kwargs=dict(output_dir=str(out), quiet=True),
+            **dict(SMALL, epochs=1, steps_per_epoch=300, max_ep_len=150))
+    code, said, err = run_cli(out, script="diagnose.py")
+    assert code == 0, err
+    assert "LunarLanderContinuous-v3" in said
+
+
+def test_a_wrapped_env_is_refused_by_the_command_line_in_one_line(tmp_path):
+    out = tmp_path / "w"
+    td3.td3(lambda: gym.wrappers.RescaleAction(gym.make("Pendulum-v1"), -1.0, 1.0),
+            logger_kwargs=dict(output_dir=str(out), quiet=True), **dict(SMALL, epochs=1))
+    before = snapshot(out)
+    msg = one_line_error(*run_cli("--resume", out, "--epochs", 2)[::2])
+    assert "wrapped in Python (RescaleAction)" in msg and "td3(env_fn, resume=True" in msg
+    assert snapshot(out) == before
+
+
+def test_a_paired_confirmation_does_not_solve_an_actor_whose_own_test_fell_short():
+    """The live actor's test reached stop_return, so both actors were confirmed; the averaged
+    one's confirmation held it, but its own test (290) did not: only the live one is solved."""
+    none = dict(live=0, averaged=0)
+    assert runs.newly_solved(dict(live=305.0, averaged=310.0), dict(live=301.0, averaged=290.0),
+                             none, 300.0) == ["live"]
+    assert runs.newly_solved(dict(live=299.0, averaged=310.0), dict(live=301.0, averaged=300.0),
+                             none, 300.0) == ["averaged"]
+    assert runs.newly_solved(dict(live=305.0), dict(live=301.0), dict(live=3, averaged=0), 300.0) == []
+
+
+def test_judging_a_walker_changes_no_training_or_test_column(tmp_path):
+    """As on Pendulum (above), on a Box2D env, whose world remembers its past episodes: the
+    averaged actor's test and the confirmations play in envs of their own, so the run's train
+    and test envs see the episodes a run without judging sees."""
+    walker = lambda: gym.make("BipedalWalker-v3")
+    kw = dict(SMALL, epochs=3, steps_per_epoch=300, max_ep_len=150, num_test_episodes=2,
+              confirm_episodes=2)
+    plain, judged = tmp_path / "plain", tmp_path / "judged"
+    td3.td3(walker, stop_return=None, logger_kwargs=dict(output_dir=str(plain), quiet=True), **kw)
+    td3.td3(walker, stop_return=-1e9, early_stop=False, compare_actors=True,
+            logger_kwargs=dict(output_dir=str(judged), quiet=True), **kw)
+    (h1, r1), (h2, r2) = read_progress(plain / "progress.txt"), read_progress(judged / "progress.txt")
+    assert [r[:-1] for r in r1] == [r[:len(h1) - 1] for r in r2]
 
 
 def test_a_resume_compares_numbers_as_numbers(tmp_path, pendulum):

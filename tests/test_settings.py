@@ -5,6 +5,7 @@ import os
 import platform
 import signal
 import subprocess
+import sys
 from dataclasses import fields
 
 import gymnasium as gym
@@ -106,6 +107,20 @@ def test_config_records_threads_and_cpu(tmp_path, threads):
     assert config["cpu"] == cpu_from_the_system() and config["cpu"]
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two cores to pin a run to one")
+def test_threads_follow_the_cores_the_process_may_use(tmp_path):
+    """taskset -c 0 python td3.py ...: one core allowed, so one torch thread, not two."""
+    one = {min(os.sched_getaffinity(0))}
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "td3.py"), "--env", "Pendulum-v1",
+                        "--epochs", "1", "--steps_per_epoch", "50", "--start_steps", "50",
+                        "--num_test_episodes", "1", "--hid", "8", "--data_dir", str(tmp_path),
+                        "--exp_name", "t"], capture_output=True, text=True, cwd=ROOT,
+                       preexec_fn=lambda: os.sched_setaffinity(0, one))
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "t" / "t_s0" / "config.json").read_text())["torch_threads"] == 1
+
+
 def test_config_records_the_code_and_the_network_as_built(tmp_path, pendulum):
     # ac_kwargs left empty still records the network's shape (MLPActorCritic's default), the
     # same record a CLI run with --hid 256 --l 2 writes; and the git commit of the code.
@@ -201,7 +216,7 @@ def test_swap_points_from_the_command_line_and_on_resume(tmp_path, device):
     run = tmp_path / "p" / "p_s0"
     assert json.loads((run / "config.json").read_text())["target_action"] == \
         "notebooks.port_mistakes:shared_noise"
-    env_id, kwargs, _, _ = parse_td3(["--resume", str(run), "--epochs", "2"])
+    env_id, kwargs, *_ = parse_td3(["--resume", str(run), "--epochs", "2"])
     assert kwargs["target_action"] is port_mistakes.shared_noise  # the run keeps its mistake
     assert kwargs["critic_loss"] is td3.critic_loss
     code, _, err = run_cli(*small[:-4], "--critic_loss", "notebooks.port_mistakes:nope")
@@ -267,7 +282,7 @@ def test_every_switch_reaches_the_config(argv, expected):
     # leave the env's default (BipedalWalker-v3: floor -10) in place. --no_stop keeps the
     # threshold: the run is still judged (best.pt, the confirmation), it only trains on.
     import sweep
-    env_id, kwargs, _, _ = parse_td3(["--env", "BipedalWalker-v3", *argv])
+    env_id, kwargs, *_ = parse_td3(["--env", "BipedalWalker-v3", *argv])
     hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
                                 if k in td3.Hyperparameters.__dataclass_fields__})
     env = gym.make(env_id)

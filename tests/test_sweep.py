@@ -417,7 +417,7 @@ def test_a_run_made_before_a_setting_existed_is_compared_with_its_default(tmp_pa
     plan = sweep.plan_runs(*sweep.parse_args(args))
     run = plan[0]["run_dir"]
     os.makedirs(run)
-    _, kwargs, _, _ = cli.parse_td3(plan[0]["argv"], td3.Hyperparameters, td3.SWAP_POINTS)
+    _, kwargs, *_ = cli.parse_td3(plan[0]["argv"], td3.Hyperparameters, td3.SWAP_POINTS)
     hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
                                 if k in td3.Hyperparameters.__dataclass_fields__})
     _, config = td3.resolve(gym.make("Pendulum-v1"), hp, ac_kwargs=kwargs["ac_kwargs"],

@@ -164,10 +164,10 @@ def test_settings_left_to_the_env_per_env():
 
 
 def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
-    _, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto",
+    _, kwargs, *_ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto",
                                      "--noise", "auto"], td3.Hyperparameters, td3.SWAP_POINTS)
     assert (kwargs["gamma"], kwargs["noise"]) == ("auto", "auto")
-    _, kwargs, _, _ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "0.98",
+    _, kwargs, *_ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "0.98",
                                      "--noise", "gaussian", "--no_reward_floor"],
                                     td3.Hyperparameters, td3.SWAP_POINTS)
     assert (kwargs["gamma"], kwargs["noise"], kwargs["reward_floor"]) == (0.98, "gaussian", None)
