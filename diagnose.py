@@ -114,9 +114,10 @@ def variant(run, env):
 
 def committed(env, results=RESULTS):
     """The committed runs of ``env``: (the healthy TD3 runs, the mistakes and ablations).
-    results/screen/ is left out (its runs are named td3-<env> but try other defaults), and so is
-    results/judging/ (the same runs as results/<env>/, with the judging columns)."""
-    apart = [os.path.abspath(os.path.join(results, d)) for d in ("screen", "judging")]
+    results/screen/ is left out (its runs are named td3-<env> but try other defaults), and so are
+    results/judging/ (the same runs as results/<env>/, with the judging columns) and
+    results/heldout/ (healthy runs kept out of the references, to test the rule on)."""
+    apart = [os.path.abspath(os.path.join(results, d)) for d in ("screen", "judging", "heldout")]
     runs = [r for r in runs_under([results], env)
             if not any(os.path.commonpath([os.path.abspath(r["path"]), d]) == d for d in apart)]
     return ([r for r in runs if variant(r, env) == "TD3"],
