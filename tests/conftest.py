@@ -1,6 +1,9 @@
 """Shared helpers: the repo root on sys.path, a tiny env, small-run settings."""
+import contextlib
+import importlib
+import io
 import os
-import subprocess
+import signal
 import sys
 
 import gymnasium as gym
@@ -31,6 +34,12 @@ class CountEnv(gym.Env):
         return np.array([self.t / 10], np.float32), 1.0, self.t >= self.end, False, {}
 
 
+def pytest_collection_modifyitems(items):
+    """Grouped tests first (pytest.ini): the longest piece of work starts at once, and the
+    other worker takes the single tests meanwhile."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 # Every device torch sees: the CPU always, cuda where torch sees a GPU, else a visible skip.
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA GPU visible to torch here"))]
@@ -42,12 +51,29 @@ SMALL = dict(steps_per_epoch=200, epochs=2, start_steps=100, update_after=100, u
              replay_size=10_000)
 
 
-def run_cli(*args, script="td3.py", timeout=300):
-    """Run a script of the project; returns (exit code, stdout, stderr)."""
-    p = subprocess.run([sys.executable, os.path.join(ROOT, script), *map(str, args)],
-                       capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return p.returncode, p.stdout, p.stderr
+def run_cli(*args, script="td3.py"):
+    """Run a script of the project as ``python SCRIPT ARGS`` does (its ``main`` through
+    ``cli.run_main``: the same exit code, stdout and stderr) but in this process, which saves
+    a new process's second of importing torch for each of the suite's many short commands.
+    What this process's settings would change is put back: torch's thread count (td3.py
+    sets it), the SIGINT handler (run_main sets it), the working directory. Tests that need a
+    process of its own (signals, kills, a terminal, the imports a script makes) start one.
+    Returns (exit code, stdout, stderr)."""
+    import cli  # after sys.path has the repository (above)
+    module = importlib.import_module(os.path.splitext(script)[0])
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    threads, sigint, cwd = torch.get_num_threads(), signal.getsignal(signal.SIGINT), os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            cli.run_main(lambda: module.main([str(a) for a in args]))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        torch.set_num_threads(threads)
+        signal.signal(signal.SIGINT, sigint)
+        os.chdir(cwd)
+    return code, out.getvalue(), err.getvalue()
 
 
 def one_line_error(code, err):

@@ -47,6 +47,7 @@ class Exploding(PendulumEnv):
 
 
 gym.register("SweepExploding-v0", entry_point=f"{__name__}:Exploding", max_episode_steps=200)
+EXPLODING = "tests.test_sweep:SweepExploding-v0"  # td3.py imports this module to make it
 
 
 # ------------------------------------------------------------------------------------------
@@ -188,6 +189,10 @@ def free_port():
 # ------------------------------------------------------------------------------------------
 # A 2-seed x 2-variant sweep on a private Ray instance
 # ------------------------------------------------------------------------------------------
+# The tests that share the grid run in one worker, so that it is swept once (pytest.ini).
+GRID_GROUP = pytest.mark.xdist_group("sweep_grid")
+
+
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory, env):
     """The grid swept once, uninterrupted; its sockets checked while it runs."""
@@ -199,6 +204,7 @@ def grid(tmp_path_factory, env):
     return dict(data=data, code=p.returncode, out=out, err=err)
 
 
+@GRID_GROUP
 def test_sweep_finishes_every_run_as_td3_py_would(grid, env, tmp_path):
     assert grid["code"] == 0, grid["err"]
     for run in RUNS:
@@ -227,6 +233,7 @@ def test_sweep_finishes_every_run_as_td3_py_would(grid, env, tmp_path):
     assert not os.path.exists(os.path.join(env["HOME"], ".ray"))
 
 
+@GRID_GROUP
 def test_rerun_of_a_finished_sweep_changes_nothing(grid, env):
     before = snapshot(grid["data"])
     code, out, err = run_sweep(env, *GRID, "--data_dir", grid["data"])
@@ -236,6 +243,7 @@ def test_rerun_of_a_finished_sweep_changes_nothing(grid, env):
     assert snapshot(grid["data"]) == before
 
 
+@GRID_GROUP
 def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_path):
     data, sweep = tmp_path / "data", [*TINY, "--seeds", 0, 1, "--variants", "ddpg"]
     # The stopped sweeps ask for 25 times the epochs, so that a busy machine can't let them
@@ -277,29 +285,14 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
 
 
-def test_failing_run_is_retried_then_reported_and_the_others_finish(env, tmp_path):
-    code, out, err = run_sweep(env, "--env", "Pendulum-v1", "tests.test_sweep:SweepExploding-v0",
-                               *SMALL, "--seeds", 0, "--retries", 1, "--data_dir", tmp_path)
-    assert code == 1, err
-    exp = "td3-tests.test_sweep:SweepExploding-v0"
-    bad = tmp_path / exp / f"{exp}_s0"
-    failed = [ln for ln in out.splitlines() if ln.startswith("failed:")]
-    assert failed and all("LossQ became NaN or inf" in ln for ln in failed)
-    with open(bad / "sweep.log") as f:
-        assert f.read().count("=== sweep.py") == 2  # the first try and one retry
-    good = tmp_path / "td3-Pendulum-v1/td3-Pendulum-v1_s0"
-    assert [r[0] for r in progress(good)] == ["Epoch", *map(str, range(1, EPOCHS + 1))]
-    assert "| Pendulum-v1 | td3 | 1/1 |" in out
-    assert "| tests.test_sweep:SweepExploding-v0 | td3 | 0/1 |" in out
-
-
 # ------------------------------------------------------------------------------------------
 # The cluster path: a Ray head started here, on loopback, with a token
 # ------------------------------------------------------------------------------------------
 def test_sweep_on_a_ray_cluster(env, tmp_path):
     """What README tells a cluster user to do, on one machine: ray start --head, then
     sweep.py --address. The head gets its own port, temp dir and token; stopping it stops
-    only what it started (never ray stop, which stops every Ray on the machine)."""
+    only what it started (never ray stop, which stops every Ray on the machine). A failing
+    run is retried, then reported, while the others finish."""
     port, temp = free_port(), tempfile.mkdtemp(prefix="rh", dir="/tmp")
     cluster_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
                    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # head on 127.0.0.1 only
@@ -319,16 +312,23 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
                 return False
         wait_for(gcs_up, timeout=120)
         data = tmp_path / "shared"  # on a real cluster: a path every node mounts
-        code, out, err = run_sweep(cluster_env, *TINY, "--seeds", 0, "--variants", "td3",
-                                   "no_twin", "--address", f"127.0.0.1:{port}",
-                                   "--data_dir", data)
-        assert code == 0, err
+        # Beside the Pendulum runs, one that fails: retried once, then reported, the others finish.
+        code, out, err = run_sweep(cluster_env, "--env", "Pendulum-v1", EXPLODING, *SMALL,
+                                   "--seeds", 0, "--variants", "td3", "no_twin", "--retries", 1,
+                                   "--address", f"127.0.0.1:{port}", "--data_dir", data)
+        assert code == 1, err
         assert f"cluster at 127.0.0.1:{port}" in out
         for run in ("td3-Pendulum-v1/td3-Pendulum-v1_s0",
                     "td3-Pendulum-v1-no_twin/td3-Pendulum-v1-no_twin_s0"):
             assert [r[0] for r in progress(data / run)] == ["Epoch", *map(str, range(1, EPOCHS + 1))]
             with open(data / run / "config.json") as f:
                 assert json.load(f)["logger_kwargs"]["output_dir"] == str(data / run)
+        failed = [ln for ln in out.splitlines() if ln.startswith("failed:")]
+        assert len(failed) == 2 and all("LossQ became NaN or inf" in ln for ln in failed)
+        for exp in (f"td3-{EXPLODING}", f"td3-{EXPLODING}-no_twin"):
+            with open(data / exp / f"{exp}_s0" / "sweep.log") as f:
+                assert f.read().count("=== sweep.py") == 2  # the first try and one retry
+        assert "| Pendulum-v1 | td3 | 1/1 |" in out and f"| {EXPLODING} | td3 | 0/1 |" in out
         assert not glob.glob(str(data / ".sweep-*"))  # the shared-path check cleaned up
         assert_loopback_only(process_tree(head.pid))
     finally:
@@ -377,6 +377,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, capsys, tmp_path):
     assert not os.listdir(tmp_path)
 
 
+@GRID_GROUP
 def test_run_directory_of_another_configuration_is_refused(grid, env):
     code, out, err = run_sweep(env, *GRID, "--gamma", 0.9, "--data_dir", grid["data"])
     assert code == 2 and out == ""

@@ -2,6 +2,8 @@
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 
 import gymnasium as gym
 import numpy as np
@@ -12,7 +14,7 @@ import cli
 import runs
 import td3
 from buffer import ReplayBuffer
-from conftest import DEVICES, SMALL, CountEnv, one_line_error, rows_without_time, run_cli
+from conftest import DEVICES, ROOT, SMALL, CountEnv, one_line_error, rows_without_time, run_cli
 from logger import read_progress
 from runs import load_checkpoint
 
@@ -303,3 +305,15 @@ def test_pink_noise_changes_exploration_and_resumes_exactly(tmp_path, pendulum):
     rows_p, rows_g = rows_without_time(full), rows_without_time(gauss)
     assert rows_p[0] == rows_g[0]  # epoch 1 is random actions only...
     assert rows_p[1] != rows_g[1]  # ...then the noise differs
+
+
+@pytest.mark.parametrize("script", ["td3.py", "watch.py", "plot.py", "diagnose.py", "sweep.py"])
+def test_each_script_runs_as_a_process_of_its_own(script, tmp_path):
+    """The suite runs the scripts' main() in its own process (conftest.run_cli); here each
+    starts as a user starts it: --help, then a mistake, one line and exit 2."""
+    run = lambda *a: subprocess.run([sys.executable, os.path.join(ROOT, script), *map(str, a)],
+                                    capture_output=True, text=True, cwd=tmp_path)
+    p = run("--help")
+    assert p.returncode == 0 and p.stdout.startswith("usage:"), p.stderr
+    p = run("--no_such_option")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("error: "), p.stderr
