@@ -1,12 +1,16 @@
 """A run directory's lifecycle, so that td3.py can stay the algorithm.
 
-td3() reaches everything here through a ``Run`` and a few one-line calls:
+td3() reaches everything here through a ``Run``, a facade over three parts that each do one
+thing: ``RunDirectory`` (may the run start, resume or start again; nothing it wrote is
+deleted), ``TrainingState`` (everything an exact resume puts back) and judging.py's ``Judge``
+(which decides what best.pt keeps and when the run stops; ``Run`` writes the files):
 
     run = Run(config, logger_kwargs, resume)   # checks the run directory, opens the logger
     loop, (o, ep_ret, ep_len) = run.start(loop, rng, env, test_env, ac=ac, ...)
                                                # a new run, or everything put back exactly
     with run:                                  # Ctrl-C now asks for a clean stop
         ...
+        returns, confirmed = run.judge.epoch(...)  # tests, confirmations (judging.py)
         run.end_epoch(loop, returns, confirmed)  # best.pt, early stop, the checkpoint
         run.stop_if_interrupted()              # after Ctrl-C: checkpoint, clean exit
 
@@ -34,7 +38,6 @@ import contextlib
 import importlib.metadata
 import inspect
 import json
-import math
 import os
 import pickle
 import platform
@@ -47,6 +50,7 @@ from dataclasses import asdict, fields
 import numpy as np
 import torch
 
+import judging
 from cli import Interrupted, UserError, env_arguments, name_of, read_config, run_dir
 from logger import (EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file,
                     read_progress)
@@ -200,29 +204,9 @@ def run_status(run_dir, epochs=None):
     except Exception:
         return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
     done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
-    solved = ckpt.get("solved", NOT_SOLVED)
-    return "finished" if done or stopped_early(config, ckpt["epochs_at_goal"], solved) else "unfinished"
-
-
-def stopped_early(config, epochs_at_goal, solved):
-    """Whether the early stop fired: the judged actor's confirmation held stop_return
-    (``solved``: actor -> the epoch it did, 0 if not yet), or, in a run made with
-    confirm_episodes 0 (as every run was before confirmations), its test return held
-    stop_return for stop_epochs epochs in a row."""
-    if config["stop_return"] is None or not config.get("early_stop", True):
-        return False
-    if config.get("confirm_episodes", 0) > 0:
-        return bool(solved.get(config.get("test_actor", "live")))
-    return epochs_at_goal >= config["stop_epochs"]
-
-
-def newly_solved(confirmed, test_returns, solved, stop_return):
-    """The actors solved this epoch (``confirmed``, ``test_returns``: actor -> return): not
-    solved before, and both their own test and their confirmation hold stop_return. When
-    both actors are confirmed because one of them reached stop_return, the other's
-    confirmation alone does not solve it: its own test fell short."""
-    return [a for a, r in confirmed.items()
-            if min(r, test_returns[a]) >= stop_return and not solved[a]]
+    solved = ckpt.get("solved", judging.NOT_SOLVED)
+    stopped = judging.stopped_early(config, ckpt["epochs_at_goal"], solved)
+    return "finished" if done or stopped else "unfinished"
 
 
 def check_memory(nbytes, what):
@@ -238,7 +222,7 @@ def check_memory(nbytes, what):
 
 
 # ------------------------------------------------------------------------------------------
-# The run
+# The run directory: may it start, resume or start again; nothing a run wrote is deleted
 # ------------------------------------------------------------------------------------------
 # Config keys a resumed run may change (everything else must match the directory's run).
 MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
@@ -248,10 +232,6 @@ RUN_FILES = ("config.json", "progress.txt", "ckpt.pt", "best.pt", "best_live.pt"
              "best_averaged.pt")
 # What a checkpoint identifies its run by (checked against the config on resume).
 IDENTITY = ("env_id", "obs_dim", "act_dim", "ac_kwargs")
-# The two actors a run can be judged by, and their columns in progress.txt.
-TEST_COLUMN = dict(live="TestEpRet", averaged="TargTestEpRet")
-CONFIRM_COLUMN = dict(live="ConfirmEpRet", averaged="TargConfirmEpRet")
-NOT_SOLVED = dict(live=0, averaged=0)  # actor -> the epoch its confirmation held stop_return
 
 
 def first_difference(saved, config):
@@ -320,40 +300,16 @@ def set_aside(run_dir, names):
     return kept
 
 
-class Run:
-    """One run directory: the checks before it starts or resumes, its checkpoints, best.pt,
-    early stop, Ctrl-C and the progress line. ``config`` is what config.json records (the
-    settings, env_id, obs_dim, act_dim, ac_kwargs, ...); nothing is written until a check
-    has passed, so a refused run leaves the directory as it was."""
+class RunDirectory:
+    """A run's directory: refused if it holds another run (unless resuming); on a resume, its
+    checkpoint loaded (every way it can be broken is one line) and checked to be this run, or,
+    where no checkpoint can have been written yet, the run started again. Nothing is written
+    until every check has passed, so a refused run leaves the directory as it was."""
 
-    def __init__(self, config, logger_kwargs, resume=False, made_with=None):
-        logger_kwargs = dict(logger_kwargs)
-        self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
-        if not logger_kwargs.get("output_dir"):
-            logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
-        self.output_dir = logger_kwargs["output_dir"]
-        self.config = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
+    def __init__(self, output_dir, config, resume, made_with=None):
+        self.output_dir, self.config = output_dir, config
         self.restart = None  # a resumed run with no checkpoint yet: the files it sets aside
         self.ckpt = self._open(resume, made_with)
-        c = config
-        self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
-        self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
-        check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
-                                        f"{self.floats_per_step} floats")
-        try:
-            self.logger = EpochLogger(**logger_kwargs,
-                                      resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
-        except (ValueError, OSError, UnicodeDecodeError) as e:
-            raise UserError(f"cannot resume: {e}") from None
-        self.total_steps = config["steps_per_epoch"] * config["epochs"]
-        self.elapsed, self.best_return, self.epochs_at_goal = 0.0, -math.inf, 0
-        self.solved, self.saved_epoch = dict(NOT_SOLVED), self.ckpt["epoch"] if self.ckpt else None
-        c = self.config
-        self.actors = ("live", "averaged") if c["compare_actors"] else (c["test_actor"],)
-        self.confirms = c["stop_return"] is not None and c["confirm_episodes"] > 0
-        # progress.txt's columns beyond TestEpRet: the averaged actor's test, the confirmations
-        self.columns = [TEST_COLUMN[a] for a in self.actors if a != "live"] + \
-            ([CONFIRM_COLUMN[a] for a in self.actors] if self.confirms else [])
 
     def _open(self, resume, made_with):
         """Refuse a directory that already holds a run (unless resuming); for a resume,
@@ -389,26 +345,124 @@ class Run:
         check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", made_with)
         return ckpt
 
-    def drop_temp_files(self):
-        """Remove every temp file a kill during a write left (never a file a run wrote)."""
+    def prepare(self):
+        """Before the run writes: remove the temp files a killed write left, and set aside
+        what a restarted run will write again; returns the names they are kept as."""
         for name in os.listdir(self.output_dir) if os.path.isdir(self.output_dir) else ():
             if is_temp_file(name, RUN_FILES):
                 os.remove(os.path.join(self.output_dir, name))
+        return set_aside(self.output_dir, self.restart) if self.restart else []
+
+    def write(self, name, state):
+        save_checkpoint(state, os.path.join(self.output_dir, name))
+
+
+# ------------------------------------------------------------------------------------------
+# The training state: everything an exact resume puts back
+# ------------------------------------------------------------------------------------------
+class TrainingState:
+    """What a checkpoint holds so that a resumed run equals one never stopped: every part's
+    state_dict (``parts``: networks, optimizers, the replay buffer), the loop's counters (a
+    dataclass), numpy's and torch's random streams and a GPU's, the values logged so far this
+    epoch, the train env's episode in progress and, for a Box2D env, the past episodes of the
+    train and test envs (both ReplayableEnv)."""
+
+    def __init__(self, loop, rng, env, test_env, logger, device, parts):
+        self.loop, self.rng, self.env, self.test_env = loop, rng, env, test_env
+        self.logger, self.device, self.parts = logger, device, parts
+
+    def capture(self):
+        return {**{name: part.state_dict() for name, part in self.parts.items()},
+                **{f.name: getattr(self.loop, f.name) for f in fields(self.loop)},
+                "episode": self.env.state_dict(),
+                **({"test_env": self.test_env.state_dict()} if self.test_env.keeps_past else {}),
+                "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+                "device": self.device, "device_rng": device_rng_state(self.device),
+                "epoch_dict": self.logger.epoch_dict}
+
+    def missing(self, ckpt):
+        """The keys a checkpoint lacks to restore this state (a one-line refusal names them)."""
+        return [k for k in (*self.parts, "episode", "rng", "torch_rng", "epoch_dict",
+                            *(f.name for f in fields(self.loop))) if k not in ckpt]
+
+    def restore(self, ckpt, run_dir):
+        """Put everything back; returns (obs, episode return, episode length) of the episode
+        in progress. Says in one line where the numbers part from an uninterrupted run's:
+        another device, or a checkpoint without what it needs."""
+        for name, part in self.parts.items():
+            part.load_state_dict(ckpt[name])
+        self.rng.bit_generator.state = ckpt["rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        made_on = ckpt.get("device", read_config(run_dir).get("device", "cpu"))
+        if not same_device(made_on, self.device) or (
+                ckpt.get("device_rng") is None and device_rng_state(made_on) is not None):
+            why = (f"ran on {made_on} and resumes on {self.device}" if not same_device(
+                made_on, self.device) else "has a checkpoint without its GPU's random state")
+            print(f"note: {run_dir} {why}: from here its numbers are no longer those of an "
+                  f"uninterrupted run", flush=True)
+        elif ckpt.get("device_rng") is not None:
+            set_device_rng_state(self.device, ckpt["device_rng"])
+        self.logger.epoch_dict.update(ckpt["epoch_dict"])
+        for f in fields(self.loop):
+            setattr(self.loop, f.name, ckpt[f.name])
+        if self.env.keeps_past and "past_seeds" not in ckpt["episode"]:
+            print(f"note: {run_dir}'s checkpoint predates the record of its env's past "
+                  f"episodes, which a Box2D world remembers: from here its numbers part from "
+                  f"those of an uninterrupted run", flush=True)
+        replay_time = time.time()
+        first = self.env.replay(**ckpt["episode"])
+        if "test_env" in ckpt:
+            self.test_env.replay(**ckpt["test_env"])
+        if self.env.keeps_past and "past_seeds" in ckpt["episode"]:
+            print(f"replayed the train and test envs' {self.env.n_past + self.test_env.n_past:,} "
+                  f"past env steps in {time.time() - replay_time:.1f} s (a Box2D world remembers "
+                  f"its past episodes)", flush=True)
+        return first
+
+
+# ------------------------------------------------------------------------------------------
+# The run, as td3() sees it
+# ------------------------------------------------------------------------------------------
+class Run:
+    """One run: a facade over its directory (RunDirectory), its training state
+    (TrainingState), its judging (judging.Judge), the logger, Ctrl-C and the progress line.
+    ``config`` is what config.json records (the settings, env_id, obs_dim, act_dim,
+    ac_kwargs, ...)."""
+
+    def __init__(self, config, logger_kwargs, resume=False, made_with=None):
+        logger_kwargs = dict(logger_kwargs)
+        self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
+        if not logger_kwargs.get("output_dir"):
+            logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
+        self.output_dir = logger_kwargs["output_dir"]
+        self.config = c = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
+        self.dir = RunDirectory(self.output_dir, self.config, resume, made_with)
+        self.ckpt = self.dir.ckpt
+        self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
+        self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
+        check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
+                                        f"{self.floats_per_step} floats")
+        try:
+            self.logger = EpochLogger(**logger_kwargs,
+                                      resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
+        except (ValueError, OSError, UnicodeDecodeError) as e:
+            raise UserError(f"cannot resume: {e}") from None
+        self.judge = judging.Judge(self.config)
+        self.columns = self.judge.columns
+        self.total_steps = c["steps_per_epoch"] * c["epochs"]
+        self.elapsed, self.saved_epoch = 0.0, self.ckpt["epoch"] if self.ckpt else None
 
     def start(self, loop, rng, env, test_env, **parts):
         """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's
-        counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a
-        resumed one puts back every part's state_dict (networks, optimizers, buffer), both
-        RNGs, the counters, the values logged so far this epoch, the episode in progress and,
-        for an env that remembers its past (Box2D), the past of ``env`` and ``test_env``
-        (both ReplayableEnv). Returns the counters and (obs, episode return, episode length)."""
-        self.loop, self.rng, self.env, self.parts, c = loop, rng, env, parts, self.config
-        self.test_env = test_env
+        counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a resumed
+        one gets its TrainingState and judging back. Returns the counters and (obs, episode
+        return, episode length)."""
+        self.loop, self.parts = loop, parts
+        self.state = TrainingState(loop, rng, env, test_env, self.logger, self.config["device"], parts)
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
-            self.drop_temp_files()
-            if self.restart is not None:
-                kept = set_aside(self.output_dir, self.restart)
+            kept = self.dir.prepare()
+            if self.dir.restart is not None:
                 print(f"note: {self.output_dir} has no checkpoint yet (it stopped before its "
                       f"first was written), so it starts again from env step 0"
                       + (f"; its earlier files are kept as {', '.join(kept)}" if kept else ""),
@@ -416,46 +470,16 @@ class Run:
             self.logger.save_config(self.config)
             first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
         else:
-            ckpt = self.ckpt
-            missing = [k for k in (*parts, "episode", "rng", "torch_rng", "epoch_dict",
-                                   *(f.name for f in fields(loop))) if k not in ckpt]
+            missing = self.state.missing(self.ckpt)
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
-            self.drop_temp_files()
-            for name, part in parts.items():
-                part.load_state_dict(ckpt[name])
-            rng.bit_generator.state = ckpt["rng"]
-            torch.set_rng_state(ckpt["torch_rng"])
-            made_on = ckpt.get("device", read_config(self.output_dir).get("device", "cpu"))
-            if not same_device(made_on, c["device"]) or (
-                    ckpt.get("device_rng") is None and device_rng_state(made_on) is not None):
-                why = (f"ran on {made_on} and resumes on {c['device']}" if not same_device(
-                    made_on, c["device"]) else "has a checkpoint without its GPU's random state")
-                print(f"note: {self.output_dir} {why}: from here its numbers are no longer those "
-                      f"of an uninterrupted run", flush=True)
-            elif ckpt.get("device_rng") is not None:
-                set_device_rng_state(c["device"], ckpt["device_rng"])
-            self.logger.epoch_dict.update(ckpt["epoch_dict"])
-            for f in fields(loop):
-                setattr(loop, f.name, ckpt[f.name])
-            self.elapsed, self.best_return = ckpt["elapsed"], ckpt["best_return"]
-            self.epochs_at_goal = ckpt["epochs_at_goal"]
-            self.solved = dict(ckpt.get("solved", NOT_SOLVED))
-            if stopped_early(c, self.epochs_at_goal, self.solved):
+            self.dir.prepare()
+            first = self.state.restore(self.ckpt, self.output_dir)
+            self.elapsed = self.ckpt["elapsed"]
+            self.judge.load_state_dict(self.ckpt)
+            if self.judge.stopped:
                 self.total_steps = loop.t  # it had stopped early: nothing left to train
-            if env.keeps_past and "past_seeds" not in ckpt["episode"]:
-                print(f"note: {self.output_dir}'s checkpoint predates the record of its env's "
-                      f"past episodes, which a Box2D world remembers: from here its numbers "
-                      f"part from those of an uninterrupted run", flush=True)
-            replay_time = time.time()
-            first = env.replay(**ckpt["episode"])
-            if "test_env" in ckpt:
-                test_env.replay(**ckpt["test_env"])
-            if env.keeps_past and "past_seeds" in ckpt["episode"]:
-                print(f"replayed the train and test envs' {env.n_past + test_env.n_past:,} past "
-                      f"env steps in {time.time() - replay_time:.1f} s (a Box2D world remembers "
-                      f"its past episodes)", flush=True)
-            self.ckpt = None  # the replay buffer's copy can go
+            self.ckpt = self.dir.ckpt = None  # the replay buffer's copy can go
         self.start_time = self.epoch_time = time.time()
         self.epoch_t = loop.t
         self.progress = ProgressLine(self.total_steps, loop.t, quiet=not self.progress_on)
@@ -474,13 +498,14 @@ class Run:
         the best policy is, and how to train on (an early stop is final)."""
         c, best = self.config, os.path.join(self.output_dir, "best.pt")
         done = f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps"
-        if stopped_early(c, self.epochs_at_goal, self.solved):
-            how = f"it stopped early ({self.stop_reason()}), so it trains no further"
+        if self.judge.stopped:
+            how = f"it stopped early ({self.judge.stop_reason()}), so it trains no further"
         else:
             how = f"to train on, resume with more epochs: --epochs N with N > {loop.epoch}"
-        if self.solved.get(c["test_actor"]):
+        if self.judge.solved.get(c["test_actor"]):
             return f"{done}; solved, the confirmed actor-critic in {best}; {how}"
-        return f"{done}; best test return {self.best_return:.1f}, its actor-critic in {best}; {how}"
+        return (f"{done}; best test return {self.judge.best_return:.1f}, its actor-critic in "
+                f"{best}; {how}")
 
     def __enter__(self):
         self._ctrl_c = CtrlC()
@@ -515,68 +540,25 @@ class Run:
                     f"yet, so a resume starts it again")
             raise UserError(f"epoch {epoch}: {bad} became NaN or inf; stopped, {kept}")
 
-    def to_confirm(self, test_returns):
-        """The actors to test on confirm_episodes more episodes this epoch (test_returns:
-        actor -> this epoch's test return): none, unless an actor not yet solved reached
-        stop_return; then every tested actor, so that a comparison is paired."""
-        c = self.config
-        due = self.confirms and any(r >= c["stop_return"] and not self.solved[a]
-                                    for a, r in test_returns.items())
-        return self.actors if due else ()
-
     def end_epoch(self, loop, test_returns, confirmed):
-        """After an epoch's table: keep the judged actor (test_actor) in best.pt, the one with
-        the best test return until a confirmation holds stop_return, then that one for good;
-        stop once solved (early_stop); write ckpt.pt every save_freq epochs and at the end."""
-        c, judged = self.config, self.config["test_actor"]
-        for actor in newly_solved(confirmed, test_returns, self.solved, c["stop_return"]):
-            self.solved[actor] = loop.epoch
-        for actor in confirmed:  # comparing actors: the other one's confirmed weights too
-            if actor != judged and self.solved[actor] == loop.epoch:
-                self.save_best(loop, confirmed[actor], actor, f"best_{actor}.pt")
-        if self.solved[judged] == loop.epoch:
-            self.best_return = confirmed[judged]
-            self.save_best(loop, confirmed[judged], judged, confirmed=True)
-        elif not self.solved[judged] and test_returns[judged] > self.best_return:
-            self.best_return = test_returns[judged]
-            self.save_best(loop, test_returns[judged], judged, confirmed=False)
-        at_goal = c["stop_return"] is not None and test_returns[judged] >= c["stop_return"]
-        self.epochs_at_goal = self.epochs_at_goal + 1 if at_goal else 0
-        if stopped_early(c, self.epochs_at_goal, self.solved):
+        """After an epoch's table: the files the judging keeps (judging.Judge.end_epoch), the
+        stop once solved, ckpt.pt every save_freq epochs and at the end."""
+        for name, actor, ret, confirmed_now in self.judge.end_epoch(loop.epoch, test_returns, confirmed):
+            ac = self.parts["ac_targ" if actor == "averaged" else "ac"]  # as watch.py loads it
+            self.dir.write(name, dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=ret,
+                                      actor=actor, confirmed=confirmed_now,
+                                      **{k: self.config[k] for k in IDENTITY}))
+        if self.judge.stopped:
             self.total_steps = loop.t  # solved: this epoch is the last
-            print(f"stopping early: {self.stop_reason()}", flush=True)
-        if loop.epoch % c["save_freq"] == 0 or loop.t >= self.total_steps:
+            print(f"stopping early: {self.judge.stop_reason()}", flush=True)
+        if loop.epoch % self.config["save_freq"] == 0 or loop.t >= self.total_steps:
             self.checkpoint()
         self.epoch_time, self.epoch_t = time.time(), loop.t
 
-    def save_best(self, loop, test_return, actor, name="best.pt", confirmed=True):
-        """An actor-critic as watch.py loads it: the live one, or the averaged targets."""
-        ac = self.parts["ac_targ" if actor == "averaged" else "ac"]
-        save_checkpoint(dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=test_return,
-                             actor=actor, confirmed=confirmed,
-                             **{k: self.config[k] for k in IDENTITY}),
-                        os.path.join(self.output_dir, name))
-
-    def stop_reason(self):
-        c, epoch = self.config, self.solved.get(self.config["test_actor"])
-        if epoch:
-            return (f"at epoch {epoch} the {c['test_actor']} actor's return over "
-                    f"{c['confirm_episodes']} more episodes was {self.best_return:.1f}, "
-                    f">= {c['stop_return']:g}")
-        return f"test return >= {c['stop_return']:g} for {self.epochs_at_goal} epochs in a row"
-
     def checkpoint(self):
         """Everything an exact resume needs, as tensors and plain values, written atomically."""
-        state = {**{name: part.state_dict() for name, part in self.parts.items()},
-                 **{f.name: getattr(self.loop, f.name) for f in fields(self.loop)},
-                 "elapsed": self.time(), "best_return": self.best_return,
-                 "epochs_at_goal": self.epochs_at_goal, "solved": dict(self.solved),
-                 "episode": self.env.state_dict(),
-                 **({"test_env": self.test_env.state_dict()} if self.test_env.keeps_past else {}),
-                 "rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-                 "device": self.config["device"], "device_rng": device_rng_state(self.config["device"]),
-                 "epoch_dict": self.logger.epoch_dict, **{k: self.config[k] for k in IDENTITY}}
-        save_checkpoint(state, os.path.join(self.output_dir, "ckpt.pt"))
+        self.dir.write("ckpt.pt", {**self.state.capture(), **self.judge.state_dict(),
+                                   "elapsed": self.time(), **{k: self.config[k] for k in IDENTITY}})
         self.saved_epoch = self.loop.epoch
 
     def stop_if_interrupted(self):

@@ -9,10 +9,11 @@ update() below; 3. Target policy smoothing -> core.smoothed_target_action. ``--n
 ``--no_delay`` and ``--no_smoothing`` switch each off; all three off is DDPG.
 
 Read top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
-command line, config.json and the range checks all come from that table), the losses and
-the update, ``td3()`` (setup, loop, test), ``main()``. Networks and TD3 math: core.py; replay
-buffer: buffer.py; epoch table and progress line: logger.py; the run directory (checkpoints,
-exact resume, Ctrl-C, early stop): runs.py, through ``run``; the command line: cli.py.
+command line, config.json and the range checks all come from that table; TD3's own first),
+the losses and the update, ``td3()`` (setup, loop, test), ``main()``. Networks and TD3 math:
+core.py; replay buffer: buffer.py; epoch table and progress line: logger.py; how a run is
+judged (test episodes, the confirmation, best.pt, the stop): judging.py; the run directory
+(checkpoints, exact resume, Ctrl-C): runs.py, through ``run``; the command line: cli.py.
 """
 import copy
 from dataclasses import asdict, dataclass, replace
@@ -22,6 +23,7 @@ import torch
 
 import cli
 import core
+import judging
 import runs
 from buffer import ReplayBuffer
 from cli import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK, POSITIVE,
@@ -34,10 +36,7 @@ from cli import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, N
 @dataclass(frozen=True)
 class Hyperparameters:
     """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
-    seed: int = setting(0, COUNT, "seeds torch, exploration, env resets and replay sampling")
-    steps_per_epoch: int = setting(5000, POSITIVE, "env steps per epoch (one table row each)")
-    epochs: int = setting(100, POSITIVE, "the run takes steps_per_epoch * epochs env steps")
-    replay_size: int = setting(1_000_000, POSITIVE, "replay buffer capacity, in transitions")
+    # TD3's own settings: the algorithm, its three tricks and its exploration
     gamma: "float | str" = setting("auto", DISCOUNT_OR_AUTO, "discount; auto: 0.99 on "
                                    "LunarLanderContinuous-v3, else 0.98 (measured faster than "
                                    "0.99 on BipedalWalker-v3)")
@@ -46,6 +45,7 @@ class Hyperparameters:
     pi_lr: float = setting(1e-3, RATE, "Adam learning rate of the actor")
     q_lr: float = setting(1e-3, RATE, "Adam learning rate of the critics")
     batch_size: int = setting(256, POSITIVE, "transitions per update")
+    replay_size: int = setting(1_000_000, POSITIVE, "replay buffer capacity, in transitions")
     start_steps: int = setting(10_000, COUNT, "uniform random actions for this many first steps")
     update_after: int = setting(1000, COUNT, "no update before this many env steps")
     update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
@@ -62,8 +62,14 @@ class Hyperparameters:
     reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it "
                                                  "are raised to it; auto: -10 on BipedalWalker-v3 "
                                                  "and LunarLanderContinuous-v3, else None")
-    num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
+    # ---- the run: its seed and length, where it runs, how it is judged (judging.py) ----
+    seed: int = setting(0, COUNT, "seeds torch, exploration, env resets and replay sampling")
+    steps_per_epoch: int = setting(5000, POSITIVE, "env steps per epoch (one table row each)")
+    epochs: int = setting(100, POSITIVE, "the run takes steps_per_epoch * epochs env steps")
     max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
+    save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
+    device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
+    num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
                                                 "(None: never); auto: 300 on BipedalWalker-v3, "
                                                 "200 on LunarLanderContinuous-v3, else None")
@@ -73,8 +79,6 @@ class Hyperparameters:
     early_stop: bool = setting(True, SWITCH, "stop once solved; best.pt is the solved actor")
     test_actor: str = setting("live", ACTOR, "the actor judged: live (pi) or averaged (ac_targ.pi)")
     compare_actors: bool = setting(False, SWITCH, "test and confirm both actors, from the same reset seeds")
-    save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
-    device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
 
     def check(self, prefix=""):
         """Every value in its range, before anything is written; one line for the first that is not."""
@@ -261,48 +265,21 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
-    def test_episode(act, seed, test_env=test_env):
-        """One noise-free episode from reset seed ``seed``: (return, length, obs, floored rewards)."""
-        o, _ = test_env.reset(seed=seed)
-        done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
-        while not done:
-            obs.append(o)
-            o, r, terminated, truncated, _ = test_env.step(act(o))
-            ep_ret, ep_len = ep_ret + r, ep_len + 1
-            rews.append(train_reward(r))
-            done = terminated or truncated or ep_len == hp.max_ep_len
-        return ep_ret, ep_len, obs, rews
-
     def test_agent():
-        """The live actor's test, and trick 1's overestimation check: Q1(s, pi(s)) against the
-        discounted training reward that followed s (a little low where the time limit cut it)."""
+        """The live actor's test (judging.py), and trick 1's overestimation check: Q1(s, pi(s))
+        against the discounted training reward that followed s (a little low where the time
+        limit cut it). Returns the episodes' reset seeds, which the other judging reuses."""
         seeds = []
         for _ in range(hp.num_test_episodes):
             seeds.append(int(rng.integers(2**31)))
-            ep_ret, ep_len, obs, rews = test_episode(lambda o: get_action(o, 0), seeds[-1])
+            ep_ret, ep_len, obs, rews = judging.play(test_env, lambda o: get_action(o, 0),
+                                                     seeds[-1], hp.max_ep_len, train_reward)
             with torch.no_grad():
                 s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=device)
                 q_est = ac.q1(s, ac.pi(s))
             logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
                          TestQTrue=core.discounted_returns(rews, hp.gamma))
         return seeds
-
-    actors = dict(live=ac, averaged=ac_targ)  # averaged: ac_targ.pi, pi's Polyak average
-
-    def mean_return(actor, seeds):  # noise-free, in a fresh env: a Box2D env's past changes it
-        judge_env = env_fn()
-        return float(np.mean([test_episode(actor.act, s, judge_env)[0] for s in seeds]))
-
-    def judge(seeds, epoch):
-        """The judged actors' test returns and, when run.to_confirm asks, confirm_episodes more
-        episodes (reset seeds of their own, envs of their own: training stays as it was)."""
-        if "averaged" in run.actors:
-            logger.store(TargTestEpRet=mean_return(ac_targ, seeds))
-        returns = {a: float(np.mean(logger.epoch_dict[runs.TEST_COLUMN[a]])) for a in run.actors}
-        more = np.random.default_rng((hp.seed, epoch)).integers(2**31, size=hp.confirm_episodes)
-        confirmed = {a: mean_return(actors[a], more.tolist()) for a in run.to_confirm(returns)}
-        logger.store(**{runs.CONFIRM_COLUMN[a]: r for a, r in confirmed.items()})
-        return returns, confirmed
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
@@ -340,7 +317,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
                 run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # NaN: stop, keep the last checkpoint
-                returns, confirmed = judge(test_agent(), loop.epoch)
+                returns, confirmed = run.judge.epoch(loop.epoch, test_agent(), logger, env_fn, dict(
+                    live=ac.act, averaged=ac_targ.act))  # averaged: ac_targ.pi, pi's Polyak average
                 log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
                 run.end_epoch(loop, returns, confirmed)  # best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()

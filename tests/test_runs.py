@@ -421,17 +421,6 @@ def test_a_wrapped_env_is_refused_by_the_command_line_in_one_line(tmp_path):
     assert snapshot(out) == before
 
 
-def test_a_paired_confirmation_does_not_solve_an_actor_whose_own_test_fell_short():
-    """The live actor's test reached stop_return, so both actors were confirmed; the averaged
-    one's confirmation held it, but its own test (290) did not: only the live one is solved."""
-    none = dict(live=0, averaged=0)
-    assert runs.newly_solved(dict(live=305.0, averaged=310.0), dict(live=301.0, averaged=290.0),
-                             none, 300.0) == ["live"]
-    assert runs.newly_solved(dict(live=299.0, averaged=310.0), dict(live=301.0, averaged=300.0),
-                             none, 300.0) == ["averaged"]
-    assert runs.newly_solved(dict(live=305.0), dict(live=301.0), dict(live=3, averaged=0), 300.0) == []
-
-
 def test_judging_a_walker_changes_no_training_or_test_column(tmp_path):
     """As on Pendulum (above), on a Box2D env, whose world remembers its past episodes: the
     averaged actor's test and the confirmations play in envs of their own, so the run's train
