@@ -546,6 +546,47 @@ def judging_env(env_id, found, reference, walker_actor=None):
     return walker_actor
 
 
+# ------------------------------------------------------------------------------------------
+# How long the bare command takes (README's quickstart): --times
+# ------------------------------------------------------------------------------------------
+def newcomer_times(results=os.path.join(ROOT, "results")):
+    """README's minutes, from the committed files: BipedalWalker-v3 seeds 10-19's minutes (the
+    Time column) to their first epoch at 300 (results/<env>/) and to the judged stop
+    (results/judging/<env>/: the first epoch whose live actor's test and confirmation both
+    held 300), their env steps/s, seed 0's first step at 300, and one run alone at the
+    loop rate bench_devices.py measured with 2 threads (results/benchmarks/)."""
+    env, first, solved, rates = "BipedalWalker-v3", [], [], []
+    for seed in range(10, 20):
+        data, _ = load(os.path.join(results, env, f"td3-{env}_s{seed}"))
+        m = measure(data, 300.0)
+        rates.append(data["TotalEnvInteracts"][-1] / data["Time"][-1])
+        if m["minutes_to"] is not None:
+            first.append(m["minutes_to"])
+        data, _ = load(os.path.join(results, "judging", f"td3-{env}", f"td3-{env}_s{seed}"))
+        held = np.minimum(data["AverageTestEpRet"], data["ConfirmEpRet"]) >= 300  # NaN: False
+        if held.any():
+            solved.append(data["Time"][np.argmax(held)] / 60)
+    seed0 = measure(load(os.path.join(results, env, f"td3-{env}_s0"))[0], 300.0)["steps_to"]
+    with open(os.path.join(results, "benchmarks", "bench_devices_2cores.txt")) as f:
+        loop = f.read().split("\nloop:")[-1]
+    alone = float(loop.split("cpu, 2 threads:")[1].split()[0])
+    return dict(first=first, solved=solved, rate=float(np.median(rates)), seed0=seed0,
+                alone=alone, seed0_minutes=seed0 / alone / 60, worst_minutes=500_000 / alone / 60)
+
+
+def print_times():
+    t = newcomer_times()
+    span = lambda v: f"{min(v):.1f}-{max(v):.1f} minutes, median {statistics.median(v):.1f}"
+    print(f"BipedalWalker-v3 seeds 10-19 (two runs at a time, 1 torch thread each, median "
+          f"{t['rate']:.0f} env steps/s over a run):")
+    print(f"  first epoch at 300: {len(t['first'])} of 10, after {span(t['first'])}")
+    print(f"  solved (the live actor's test and 100-episode confirmation at 300, results/"
+          f"judging): {len(t['solved'])} of 10, after {span(t['solved'])}")
+    print(f"one run alone, 2 threads (bench_devices.py): {t['alone']:.0f} env steps/s; seed 0's "
+          f"first 300 at {t['seed0']:,} env steps: {t['seed0_minutes']:.1f} minutes; 500,000 "
+          f"env steps: {t['worst_minutes']:.1f} minutes")
+
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -565,7 +606,12 @@ if __name__ == "__main__":
     p.add_argument("--seeds", type=seed_set, metavar="S",
                    help="with --screen: only these seeds, e.g. 10-14 or 0-2,10-19 (default: "
                         "every seed found)")
+    p.add_argument("--times", action="store_true", help="print how long README says the bare "
+                   "command takes, from the committed runs and benchmark printout, instead")
     args = p.parse_args()
+    if args.times:
+        print_times()
+        sys.exit()
     if args.judging:
         if not os.path.isdir(args.judging):
             p.error(f"{args.judging} is not a directory")

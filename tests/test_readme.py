@@ -4,6 +4,7 @@ import glob
 import os
 import re
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -79,3 +80,24 @@ def test_relative_link_exists(page, text, target):
 def test_readme_is_one_page():
     size = os.path.getsize(README)
     assert size <= 12_500, f"README.md is {size} bytes; move sections to docs/ (at most 12,500)"
+
+
+def test_the_quickstart_minutes_are_the_committed_runs():
+    """README's 'How long' numbers, each as benchmarks/check_results.py --times computes it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("check_results", os.path.join(ROOT, "benchmarks",
+                                                                               "check_results.py"))
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    t = check.newcomer_times()
+    with open(README, encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    said = [f"{t['alone']:.0f} env steps/s", f"500,000 steps in about {t['worst_minutes']:.0f} minutes",
+            f"first reached 300 at {t['seed0']:,} steps, about {t['seed0_minutes']:.0f} minutes",
+            f"about {t['rate']:.0f} env steps/s",
+            f"first reached 300 after {min(t['first']):.0f}-{max(t['first']):.0f} minutes "
+            f"(median {sorted(t['first'])[len(t['first']) // 2]:.0f})",
+            f"solved after {min(t['solved']):.0f}-{max(t['solved']):.0f} minutes on "
+            f"{len(t['solved'])} of 10 (median {float(np.median(t['solved'])):.0f};"]
+    missing = [s for s in said if s not in text]
+    assert not missing, missing
