@@ -249,10 +249,12 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
     # The stopped sweeps ask for 25 times the epochs, so that a busy machine can't let them
     # finish before the stop lands; the last one asks for EPOCHS again, which a resume may.
     long = [*sweep, "--epochs", 25 * EPOCHS]
-    # Ctrl-C in a terminal: SIGINT to the sweep's process group, once a run has a checkpoint;
+    # Ctrl-C in a terminal: SIGINT to the sweep's process group, once the runs have checkpoints;
     # it stops the sweep also where the sweep inherited SIGINT ignored (a script's `cmd &`).
+    # Both runs have a checkpoint then: a stop that lands while a td3.py is still starting
+    # leaves nothing to resume, and the run starts again (tests/test_runs.py).
     p = start_sweep(env, *long, "--data_dir", data, sigint_ignored=True)
-    wait_for(lambda: glob.glob(str(data / "*" / "*" / "ckpt.pt")), p)
+    wait_for(lambda: len(glob.glob(str(data / "*" / "*" / "ckpt.pt"))) == 2, p)
     os.killpg(p.pid, signal.SIGINT)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 130, err
