@@ -209,6 +209,8 @@ def make_env(env_id, **kwargs):
         raise UserError(f"cannot make env {env_id!r}: {e}") from None
     except ImportError as e:
         raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
+    except (TypeError, ValueError) as e:  # an argument the env does not take (any more)
+        raise UserError(f"cannot make env {env_id!r} with {kwargs}: {e}") from None
     return lambda: gym.make(env_id, **kwargs)
 
 
@@ -281,18 +283,23 @@ def env_arguments(env):
 
 
 def registered_as(env_id, env_kwargs, known):
-    """The id among ``known`` that a config.json's env (its id and arguments) is, as
-    env_key finds it: LunarLander-v3 with continuous=True is LunarLanderContinuous-v3."""
+    """The id among ``known`` that a config.json's env (its id and arguments) is, as env_key
+    finds it, with the same episode limit: LunarLander-v3 with continuous=True is
+    LunarLanderContinuous-v3. An env whose arguments make no known env gets a name of its
+    own, ``BipedalWalker-v3(hardcore=True)``, so that no other env's runs stand for it."""
     if not env_kwargs:
         return env_id
     import dataclasses
     import gymnasium as gym  # (as in make_env)
+    own = f"{env_id}({', '.join(f'{k}={v!r}' for k, v in sorted(env_kwargs.items()))})"
     try:
         spec = gym.spec(env_id)
     except gym.error.Error:
-        return env_id
+        return own
     kwargs = {k: v for k, v in env_kwargs.items() if k != "max_episode_steps"}
-    return spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known) or env_id
+    match = spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known)
+    limit = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
+    return match if match and gym.registry[match].max_episode_steps == limit else own
 
 
 def rebuild_env(run, **extra):
@@ -300,7 +307,7 @@ def rebuild_env(run, **extra):
     ``extra``: e.g. render_mode), or a UserError saying why a command line can't: then only
     the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)."""
     config = read_config(run)
-    how = f"the Python code that made it can: td3(env_fn, resume=True, ...)"
+    how = "only the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)"
     if config.get("env_wrappers"):
         raise UserError(f"{run}'s env was wrapped in Python ({', '.join(config['env_wrappers'])}), "
                         f"which a command line can't rebuild; {how}")
@@ -431,7 +438,7 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     --data_dir name a new run's directory and are refused, and so is "auto": config.json
     holds the value the run filled in, and the refusal names it."""
     output_dir = args["resume"]
-    config = read_config(output_dir)  # without ckpt.pt it starts again (runs.Run)
+    config = read_config(output_dir)  # without ckpt.pt: started again or refused (runs.py)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])
     run_had = made_with(config, settings_class)  # settings newer than the run too
     run_had.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},

@@ -14,9 +14,10 @@ their mean is the epoch's test return, the ``AverageTestEpRet`` column. Then ``J
    ``stop_return``: when both actors are confirmed because one reached it, the other's
    confirmation alone does not solve it.
 
-Every episode of steps 1 and 2 plays in a fresh env: a Box2D world remembers its past
-episodes, and these would change the run's own test episodes later (and, through the actions
-they draw, its training). So judging leaves the run exactly as a run without it.
+Each batch of episodes of steps 1 and 2 (a test, a confirmation) plays in a fresh env of its
+own: a Box2D world remembers its past episodes, and these would change the run's own test
+episodes later (and, through the actions they draw, its training). So judging leaves the run
+exactly as a run without it.
 
 ``best.pt`` holds the judged actor-critic (``test_actor``): the epoch with the best test return
 until the actor is solved, then the solved one, for good; with ``compare_actors`` the other

@@ -1,7 +1,7 @@
 """A run directory's lifecycle, so that td3.py can stay the algorithm.
 
 td3() reaches everything here through a ``Run``, a facade over three parts that each do one
-thing: ``RunDirectory`` (may the run start, resume or start again; nothing it wrote is
+thing: ``RunDirectory`` (may the run start, resume or start again; no file it wrote is
 deleted), ``TrainingState`` (everything an exact resume puts back) and judging.py's ``Judge``
 (which decides what best.pt keeps and when the run stops; ``Run`` writes the files):
 
@@ -27,7 +27,8 @@ loses nothing and runs nothing. A resumed run continues exactly: the same rows a
 that was never stopped, on the same CPU model and torch thread count, Box2D envs included
 (their train and test envs replay their past episodes first). A run stopped before its
 first checkpoint starts again from step 0, keeping what it wrote under other names; one
-whose table shows a checkpoint that is missing is refused. Nothing a run wrote is deleted.
+whose table shows a checkpoint that is missing is refused. No file a run wrote is deleted
+(a resume redoes the rows written after its checkpoint, which come out the same).
 
 ``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``.
 What the command lines share (the one user-error type, the settings' rules, reading
@@ -37,7 +38,6 @@ logger.py's.
 import contextlib
 import importlib.metadata
 import inspect
-import json
 import os
 import pickle
 import platform
@@ -222,7 +222,7 @@ def check_memory(nbytes, what):
 
 
 # ------------------------------------------------------------------------------------------
-# The run directory: may it start, resume or start again; nothing a run wrote is deleted
+# The run directory: may it start, resume or start again; no file a run wrote is deleted
 # ------------------------------------------------------------------------------------------
 # Config keys a resumed run may change (everything else must match the directory's run).
 MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
@@ -262,6 +262,8 @@ def check_same_run(run_dir, config, advice, made_with=None):
     run included (cli.made_with), so that an old run is compared as it was made."""
     saved = read_config(run_dir)
     saved = {**saved, **(made_with(saved) if made_with else {})}
+    if saved.get("stop_return") is None and config.get("stop_return") is None:
+        saved.pop("early_stop", None)  # a run that is never judged stops at no return either way
     key = first_difference(saved, config)
     if key:
         raise UserError(f"{run_dir} was run with {key}={saved[key]!r}, not {config[key]!r}; "
@@ -269,35 +271,38 @@ def check_same_run(run_dir, config, advice, made_with=None):
 
 
 def check_never_checkpointed(run_dir):
-    """A run directory without ckpt.pt may start again only if it cannot have written one:
-    fewer rows than save_freq (and than its epochs, at whose end one is written too).
-    Otherwise its checkpoint was lost, and a restart would replace a run: refuse."""
+    """A run directory without ckpt.pt may start again only if it cannot have continued past
+    a checkpoint: a checkpoint is written right after the row of every save_freq-th epoch (and
+    of its last), so a row beyond that one proves a checkpoint existed and was lost, and a
+    restart would replace a run: refuse. Up to that row (a kill between the row and its
+    checkpoint included) the run starts again, keeping what it wrote (set_aside)."""
     config, path = read_config(run_dir), os.path.join(run_dir, "progress.txt")
     try:
         rows = len(read_progress(path)[1]) if os.path.exists(path) else 0
     except (ValueError, OSError, UnicodeDecodeError) as e:
         raise UserError(f"{run_dir} has no ckpt.pt and its progress.txt can't be read ({e}); "
                         f"nothing was changed") from None
-    every = min(config.get("save_freq", 1), config.get("epochs", 1))
-    if rows >= every:
-        raise UserError(f"{run_dir} has no ckpt.pt, but its {rows} rows show one was written "
-                        f"(every {config.get('save_freq', 1)} epochs): put its ckpt.pt back to "
+    first = min(config.get("save_freq", 1), config.get("epochs", 1))  # epoch of the first ckpt.pt
+    if rows > first:
+        raise UserError(f"{run_dir} has no ckpt.pt, but its progress.txt has {rows} rows, so the "
+                        f"checkpoint written after epoch {first} existed: put its ckpt.pt back to "
                         f"resume it; nothing was changed")
 
 
 def set_aside(run_dir, names):
     """Rename files a restarted run will write again to ``<stem>.before-restart[-N]<ext>``,
-    so that nothing a run wrote is lost; returns the new names."""
-    kept = []
-    for name in names:
+    so that nothing a run wrote is lost; returns the new names, in the order of ``names``.
+    config.json goes last: a kill in between leaves a directory --resume still recognises."""
+    kept = {}
+    for name in sorted(names, key=lambda n: n == "config.json"):
         stem, ext = os.path.splitext(name)
         new, n = f"{stem}.before-restart{ext}", 1
         while os.path.exists(os.path.join(run_dir, new)):
             n += 1
             new = f"{stem}.before-restart-{n}{ext}"
         os.replace(os.path.join(run_dir, name), os.path.join(run_dir, new))
-        kept.append(new)
-    return kept
+        kept[name] = new
+    return [kept[name] for name in names]
 
 
 class RunDirectory:
@@ -385,15 +390,16 @@ class TrainingState:
         return [k for k in (*self.parts, "episode", "rng", "torch_rng", "epoch_dict",
                             *(f.name for f in fields(self.loop))) if k not in ckpt]
 
-    def restore(self, ckpt, run_dir):
+    def restore(self, ckpt, run_dir, envs=True):
         """Put everything back; returns (obs, episode return, episode length) of the episode
         in progress. Says in one line where the numbers part from an uninterrupted run's:
-        another device, or a checkpoint without what it needs."""
+        another device, or a checkpoint without what it needs. ``envs`` False (a finished
+        run, which trains no more) leaves the envs as they are: their replay takes time."""
         for name, part in self.parts.items():
             part.load_state_dict(ckpt[name])
         self.rng.bit_generator.state = ckpt["rng"]
         torch.set_rng_state(ckpt["torch_rng"])
-        made_on = ckpt.get("device", read_config(run_dir).get("device", "cpu"))
+        made_on = ckpt["device"] if "device" in ckpt else read_config(run_dir).get("device", "cpu")
         if not same_device(made_on, self.device) or (
                 ckpt.get("device_rng") is None and device_rng_state(made_on) is not None):
             why = (f"ran on {made_on} and resumes on {self.device}" if not same_device(
@@ -405,6 +411,8 @@ class TrainingState:
         self.logger.epoch_dict.update(ckpt["epoch_dict"])
         for f in fields(self.loop):
             setattr(self.loop, f.name, ckpt[f.name])
+        if not envs:
+            return None, 0.0, 0
         if self.env.keeps_past and "past_seeds" not in ckpt["episode"]:
             print(f"note: {run_dir}'s checkpoint predates the record of its env's past "
                   f"episodes, which a Box2D world remembers: from here its numbers part from "
@@ -474,11 +482,12 @@ class Run:
             if missing:
                 raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
             self.dir.prepare()
-            first = self.state.restore(self.ckpt, self.output_dir)
-            self.elapsed = self.ckpt["elapsed"]
             self.judge.load_state_dict(self.ckpt)
             if self.judge.stopped:
-                self.total_steps = loop.t  # it had stopped early: nothing left to train
+                self.total_steps = self.ckpt["t"]  # it had stopped early: nothing left to train
+            first = self.state.restore(self.ckpt, self.output_dir,
+                                       envs=self.ckpt["t"] < self.total_steps)
+            self.elapsed = self.ckpt["elapsed"]
             self.ckpt = self.dir.ckpt = None  # the replay buffer's copy can go
         self.start_time = self.epoch_time = time.time()
         self.epoch_t = loop.t

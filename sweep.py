@@ -149,7 +149,8 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
         # A run that wrote its config.json is resumed: td3.py goes on from its checkpoint,
-        # or, if it cannot have written one yet, starts it again, keeping what it wrote.
+        # or, if it cannot have written one yet, starts it again, keeping what it wrote (a
+        # lost checkpoint is refused, and the run is reported failed with that line).
         resume = os.path.exists(os.path.join(path, "config.json"))
 
         log.write(f"=== sweep.py on {os.uname().nodename}, {time.strftime('%Y-%m-%d %H:%M:%S')}:"

@@ -229,8 +229,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         logger_kwargs (dict): ``EpochLogger`` arguments (``output_dir`` defaults to
             ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line; ``quiet``), and
             ``progress=False`` to turn off the live progress line.
-        resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt`` (one stopped
-            before its first checkpoint starts again; runs.py).
+        resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt`` (one that
+            cannot have written a checkpoint yet starts again, keeping its files; runs.py).
         critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
             with a port's mistaken version; config.json records the names of the ones used.
 

@@ -32,7 +32,12 @@ def nbytes(obj):
 
 
 def measure(run_dir, repeats):
-    ckpt = runs.load_checkpoint(os.path.join(run_dir, "ckpt.pt"))
+    try:
+        ckpt = runs.load_checkpoint(os.path.join(run_dir, "ckpt.pt"))
+    except ValueError as e:  # missing, truncated, not a weights file
+        raise cli.UserError(str(e)) from None
+    if not isinstance(ckpt, dict) or "episode" not in ckpt:
+        raise cli.UserError(f"{run_dir}/ckpt.pt is not a td3.py checkpoint")
     if "past_seeds" not in ckpt["episode"]:
         raise cli.UserError(f"{run_dir}'s checkpoint has no record of its env's past (not a Box2D "
                             f"env, or made before the record existed)")

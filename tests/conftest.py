@@ -55,24 +55,40 @@ def run_cli(*args, script="td3.py"):
     """Run a script of the project as ``python SCRIPT ARGS`` does (its ``main`` through
     ``cli.run_main``: the same exit code, stdout and stderr) but in this process, which saves
     a new process's second of importing torch for each of the suite's many short commands.
-    What this process's settings would change is put back: torch's thread count (td3.py
-    sets it), the SIGINT handler (run_main sets it), the working directory. Tests that need a
-    process of its own (signals, kills, a terminal, the imports a script makes) start one.
-    Returns (exit code, stdout, stderr)."""
+    Warnings go to stderr as a new process shows them (once each; not the ones Python hides
+    by default). What this process's state would keep is put back: torch's thread count and
+    random state (td3.py sets both), the SIGINT handler (run_main sets it), the working
+    directory, matplotlib's figures. Tests that need a process of its own (signals, kills, a
+    terminal, the imports a script makes) start one. Returns (exit code, stdout, stderr)."""
+    import warnings
     import cli  # after sys.path has the repository (above)
     module = importlib.import_module(os.path.splitext(script)[0])
     out, err, code = io.StringIO(), io.StringIO(), 0
-    threads, sigint, cwd = torch.get_num_threads(), signal.getsignal(signal.SIGINT), os.getcwd()
+    threads, rng, cwd = torch.get_num_threads(), torch.get_rng_state(), os.getcwd()
+    sigint = signal.getsignal(signal.SIGINT)
     os.chdir(ROOT)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            cli.run_main(lambda: module.main([str(a) for a in args]))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                cli.run_main(lambda: module.main([str(a) for a in args]))
+            finally:
+                hidden = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+                shown = {(str(w.message), w.category, w.filename, w.lineno): w for w in caught
+                         if not issubclass(w.category, hidden)}
+                for w in shown.values():
+                    err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
         torch.set_num_threads(threads)
-        signal.signal(signal.SIGINT, sigint)
+        torch.set_rng_state(rng)
+        if sigint is not None:  # (None: a handler not installed from Python)
+            signal.signal(signal.SIGINT, sigint)
         os.chdir(cwd)
+        if "matplotlib.pyplot" in sys.modules:
+            sys.modules["matplotlib.pyplot"].close("all")
     return code, out.getvalue(), err.getvalue()
 
 

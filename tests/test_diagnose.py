@@ -320,3 +320,15 @@ def test_screen_runs_are_not_healthy_references(tmp_path):
 def test_a_plot_into_a_missing_directory_is_one_line(tmp_path):
     err = one_line_error(*run_cli(COLUMN_S0, "--plot", tmp_path / "nope" / "x.png", script="diagnose.py"))
     assert "does not exist" in err and not (tmp_path / "nope").exists()
+
+
+def test_an_env_made_with_arguments_is_compared_only_with_its_own_env():
+    """LunarLander-v3 with continuous=True is the continuous lander; the hardcore walker, or a
+    lander with another episode limit, is no committed env: diagnose then asks for --reference."""
+    from cli import registered_as
+    known = ["BipedalWalker-v3", "LunarLanderContinuous-v3"]
+    assert registered_as("LunarLander-v3", {"continuous": True}, known) == "LunarLanderContinuous-v3"
+    assert registered_as("BipedalWalker-v3", {}, known) == "BipedalWalker-v3"
+    assert registered_as("BipedalWalker-v3", {"hardcore": True}, known) == "BipedalWalker-v3(hardcore=True)"
+    assert registered_as("LunarLander-v3", {"continuous": True, "max_episode_steps": 500}, known) == \
+        "LunarLander-v3(continuous=True, max_episode_steps=500)"

@@ -101,7 +101,7 @@ def test_a_walkers_training_state_puts_its_worlds_past_back(replay_the_past):
 
 def test_the_run_directory_refuses_a_lost_checkpoint_and_sets_a_restart_aside(tmp_path):
     """RunDirectory alone: no ckpt.pt and fewer rows than save_freq: a restart, whose earlier
-    files prepare() keeps under other names; as many rows as save_freq: refused."""
+    files prepare() keeps under other names; a row after epoch save_freq: refused."""
     config = dict(env_id="Pendulum-v1", save_freq=2, epochs=4, seed=0)
     run = tmp_path / "r"
     run.mkdir()
@@ -112,6 +112,47 @@ def test_the_run_directory_refuses_a_lost_checkpoint_and_sets_a_restart_aside(tm
     assert sorted(d.prepare()) == ["config.before-restart.json", "progress.before-restart.txt"]
     assert sorted(os.listdir(run)) == ["config.before-restart.json", "progress.before-restart.txt"]
     (run / "config.json").write_text(json.dumps(config))
-    (run / "progress.txt").write_text("Epoch\tTime\n1\t0.5\n2\t1.0\n")
-    with pytest.raises(cli.UserError, match="its 2 rows show one was written"):
+    (run / "progress.txt").write_text("Epoch\tTime\n1\t0.5\n2\t1.0\n3\t1.5\n")
+    with pytest.raises(cli.UserError, match="has 3 rows, so the checkpoint written after epoch 2"):
         runs.RunDirectory(str(run), config, resume=True)
+
+
+@pytest.mark.parametrize("drop", [None, "test_env"])
+def test_the_training_state_carries_both_envs_pasts(drop):
+    """TrainingState.capture, then restore into fresh walker envs: the next episode of the
+    train env and of the test env is the one the originals play, to the bit; without the
+    test env's record (``drop``) its world is another one."""
+    from types import SimpleNamespace
+    from dataclasses import dataclass
+
+    @dataclass
+    class Loop:
+        t: int = 0
+
+    def state(rng):
+        envs = [runs.ReplayableEnv(gym.make("BipedalWalker-v3")) for _ in range(2)]
+        return runs.TrainingState(Loop(), rng, *envs, SimpleNamespace(epoch_dict={}), "cpu", {})
+
+    old = state(np.random.default_rng(0))
+    for e in (old.env, old.test_env):
+        walker_history(e, np.random.default_rng(1), episodes=4)
+    ckpt = old.capture()
+    if drop:
+        del ckpt[drop]
+    new = state(np.random.default_rng(5))
+    new.restore(ckpt, "unused")
+    actions = np.random.default_rng(2).uniform(-1, 1, (400, 4)).astype(np.float32)
+    for name in ("env", "test_env"):
+        a, b = (next_episode(getattr(s, name), 777, actions) for s in (old, new))
+        same = a.shape == b.shape and np.array_equal(a, b)
+        assert same == (name != drop), name
+
+
+def next_episode(env, seed, actions):
+    obs = [env.reset(seed)[0]]
+    for a in actions:
+        o, _, terminated, truncated, _ = env.step(a)
+        obs.append(o)
+        if terminated or truncated:
+            break
+    return np.array(obs)

@@ -312,22 +312,41 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_pat
     assert all(after[kept[name]] == before[name] for name in left)  # nothing it wrote is lost
 
 
-@pytest.mark.parametrize("rows, save_freq", [(30, 1), (2, 2), (1, 5)])
-def test_a_run_whose_table_shows_a_checkpoint_is_refused_without_it(tmp_path, rows, save_freq):
-    """A committed walker's directory without its ckpt.pt: its rows prove a checkpoint was
-    written (as many rows as save_freq, or as its epochs), so a restart would replace a run.
-    --resume refuses in one line and changes nothing."""
+@pytest.mark.parametrize("rows, save_freq, epochs", [(30, 1, 30), (3, 2, 3), (4, 5, 2)])
+def test_a_run_whose_table_shows_a_checkpoint_is_refused_without_it(tmp_path, rows, save_freq, epochs):
+    """A committed walker's directory without its ckpt.pt: a row after the first checkpoint's
+    epoch (save_freq, or the run's epochs if fewer: a run resumed with more epochs) proves a
+    checkpoint existed, so a restart would replace a run. --resume refuses in one line and
+    changes nothing."""
     src = os.path.join(ROOT, "results/judging/td3-BipedalWalker-v3/td3-BipedalWalker-v3_s18")
     run = tmp_path / "r"
     shutil.copytree(src, run)
     cfg = json.loads((run / "config.json").read_text())
-    (run / "config.json").write_text(json.dumps(dict(cfg, save_freq=save_freq, epochs=max(rows, 1))))
+    (run / "config.json").write_text(json.dumps(dict(cfg, save_freq=save_freq, epochs=epochs)))
     lines = (run / "progress.txt").read_text().splitlines(keepends=True)
     (run / "progress.txt").write_text("".join(lines[:rows + 1]))
     before = snapshot(run)
     msg = one_line_error(*run_cli("--resume", run, "--quiet")[::2])
-    assert f"{run} has no ckpt.pt, but its {rows} rows show one was written" in msg
+    assert f"{run} has no ckpt.pt, but its progress.txt has {rows} rows, so the checkpoint " \
+           f"written after epoch {min(save_freq, epochs)} existed" in msg
     assert snapshot(run) == before
+
+
+def test_a_run_killed_between_a_row_and_its_first_checkpoint_starts_again(tmp_path):
+    """save_freq 1, killed after epoch 1's row, while its first ckpt.pt was being written (a
+    temp file left): no checkpoint ever existed, so --resume starts again, keeping the row."""
+    args = [*CLI_SMALL[:2], *CLI_SMALL[4:], "--epochs", 2]
+    ref, run = tmp_path / "ref", tmp_path / "k"
+    assert run_cli(*args, "--data_dir", ref, "--exp_name", "r")[0] == 0
+    shutil.copytree(ref / "r" / "r_s0", run)
+    os.remove(run / "ckpt.pt")
+    (run / "ckpt.pt.tmp4242").write_bytes(b"half a checkpoint")
+    p1 = run / "progress.txt"
+    p1.write_text("".join(p1.read_text().splitlines(keepends=True)[:2]))
+    code, out, err = run_cli("--resume", run)
+    assert code == 0 and "starts again from env step 0" in out, err
+    assert rows_without_time(run) == rows_without_time(ref / "r" / "r_s0")
+    assert (run / "progress.before-restart.txt").exists() and not (run / "ckpt.pt.tmp4242").exists()
 
 
 # Every shape of config.json among the committed runs (results/): the keys each has.

@@ -461,3 +461,25 @@ def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path, env):
     rows = [progress(tmp_path / d / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0") for d in ("sweep", "hand")]
     assert [r[0] for r in rows[0]] == ["Epoch", "1", "2", "3"]
     assert rows[0] == rows[1]  # (progress(): every column but Time)
+
+
+def test_a_sweep_run_stopped_before_its_first_checkpoint_starts_again_keeping_its_files(tmp_path):
+    """A run of a sweep killed during epoch 2 with --save_freq 2 (config.json and one row, no
+    ckpt.pt): the sweep's task resumes it, td3.py starts it again, and what it wrote is kept."""
+    import sweep
+    args = ["--env", "Pendulum-v1", "--seeds", "0", "--data_dir", str(tmp_path / "s"),
+            *map(str, SMALL), "--save_freq", "2"]
+    run = sweep.plan_runs(*sweep.parse_args(args))[0]
+    assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
+    whole = progress(run["run_dir"])
+    os.remove(os.path.join(run["run_dir"], "ckpt.pt"))
+    table = os.path.join(run["run_dir"], "progress.txt")
+    with open(table) as f:
+        first = "".join(f.readlines()[:2])
+    with open(table, "w") as f:
+        f.write(first)
+    assert sweep.plan_runs(*sweep.parse_args(args))[0]["state"] == "new"
+    assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
+    assert progress(run["run_dir"]) == whole
+    with open(os.path.join(run["run_dir"], "progress.before-restart.txt")) as f:
+        assert f.read() == first
