@@ -276,18 +276,17 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
     for run in RUNS[2:]:  # stopped while both runs had epochs to go
         table = data / run / "progress.txt"
         assert not table.exists() or len(table.read_text().splitlines()) - 1 < EPOCHS
+    checkpointed = {run: (data / run / "ckpt.pt").exists() for run in RUNS[2:]}
     code, out, err = run_sweep(env, *sweep, "--data_dir", data)
     assert code == 0, err
     assert "2 finished" not in out.splitlines()[0]  # the kills did leave work to do
     for run in RUNS[2:]:  # the same runs as in the grid swept without a stop
         assert progress(data / run) == progress(grid["data"] / run)
         made = config(data / run)
-        # config.json keeps the epochs the run began with: 25 x EPOCHS, or, for a run that a
-        # stop caught while its td3.py was starting (before its first checkpoint), the epochs
-        # of the sweep that started it again (keeping the first start's files beside it).
-        began = (25 * EPOCHS, EPOCHS) if (data / run / "config.before-restart.json").exists() \
-            else (25 * EPOCHS,)
-        assert made.pop("epochs") in began
+        # config.json keeps the epochs the run began with: a run with a checkpoint began in a
+        # stopped sweep (25 x EPOCHS); one that a stop caught while its td3.py was starting
+        # (no checkpoint yet) began in the last sweep, afresh or again (its first files kept).
+        assert made.pop("epochs") == (25 * EPOCHS if checkpointed[run] else EPOCHS)
         assert made == {k: v for k, v in config(grid["data"] / run).items() if k != "epochs"}
         a, b = actor(data / run), actor(grid["data"] / run)
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
