@@ -350,7 +350,7 @@ class CommandLineOnly:
     hid: int = setting(256, POSITIVE, "units per hidden layer")
     l: int = setting(2, POSITIVE, "number of hidden layers")
     threads: "int | None" = setting(None, Rule("a positive integer", lambda v: v is None or (
-        _int(v) and v >= 1), int), "torch CPU threads; None: min(2, the cores) (docs/speed.md)")
+        _int(v) and v >= 1), int), "torch CPU threads; None: min(2, the usable cores, OMP_NUM_THREADS) (docs/speed.md)")
 
 
 # Shortcuts, each setting one field of td3.Hyperparameters.

@@ -114,11 +114,14 @@ def set_device_rng_state(device, state):
 
 
 def default_threads(cores=None):
-    """torch's CPU threads when --threads is not given: at most 2 (docs/speed.md), and at most
-    the cores this process may run on (``taskset``, a container's CPU set), not the machine's.
-    These networks are small, so beyond two threads the work per thread no longer pays for
-    the threads' synchronisation: on 16 cores torch's default of 16 ran the loop at 0.41x of one."""
-    return max(1, min(2, cores or usable_cores()))
+    """torch's CPU threads when --threads is not given: at most 2 (docs/speed.md), at most the
+    cores this process may run on (``taskset``, a container's CPU set), not the machine's, and
+    at most OMP_NUM_THREADS where it is set (as for torch's own default). These networks are
+    small, so beyond two threads the work per thread no longer pays for the threads'
+    synchronisation: on 16 cores torch's default of 16 ran the loop at 0.41x of one."""
+    omp = os.environ.get("OMP_NUM_THREADS", "").strip()
+    cap = int(omp) if omp.isdigit() and int(omp) >= 1 else 2
+    return max(1, min(2, cap, cores or usable_cores()))
 
 
 def usable_cores():

@@ -14,6 +14,9 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 torch.set_num_threads(1)  # small nets: threads cost more than they give, and runs stay reproducible
+# The same for every td3.py the tests run, here or in a process of its own (runs.default_threads
+# honours it): the suite's workers fill the cores, and two torch threads each would overbook them.
+os.environ["OMP_NUM_THREADS"] = "1"
 
 
 class CountEnv(gym.Env):

@@ -112,13 +112,25 @@ def test_config_records_threads_and_cpu(tmp_path, threads):
 def test_threads_follow_the_cores_the_process_may_use(tmp_path):
     """taskset -c 0 python td3.py ...: one core allowed, so one torch thread, not two."""
     one = {min(os.sched_getaffinity(0))}
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # (the suite sets it)
     p = subprocess.run([sys.executable, os.path.join(ROOT, "td3.py"), "--env", "Pendulum-v1",
                         "--epochs", "1", "--steps_per_epoch", "50", "--start_steps", "50",
                         "--num_test_episodes", "1", "--hid", "8", "--data_dir", str(tmp_path),
-                        "--exp_name", "t"], capture_output=True, text=True, cwd=ROOT,
+                        "--exp_name", "t"], capture_output=True, text=True, cwd=ROOT, env=env,
                        preexec_fn=lambda: os.sched_setaffinity(0, one))
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "t" / "t_s0" / "config.json").read_text())["torch_threads"] == 1
+
+
+def test_the_default_thread_count_follows_omp_num_threads(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert runs.default_threads(cores=8) == 2 and runs.default_threads(cores=1) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert runs.default_threads(cores=8) == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert runs.default_threads(cores=8) == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "nonsense")
+    assert runs.default_threads(cores=8) == 2
 
 
 def test_config_records_the_code_and_the_network_as_built(tmp_path, pendulum):
