@@ -478,7 +478,7 @@ class Run:
                       f"first was written), so it starts again from env step 0"
                       + (f"; its earlier files are kept as {', '.join(kept)}" if kept else ""),
                       flush=True)
-            self.logger.save_config(self.config)
+            self.logger.save_config(dict(self.config, resume=False))  # a start, also when again
             first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
         else:
             missing = self.state.missing(self.ckpt)

@@ -308,6 +308,7 @@ def test_a_run_killed_before_its_first_checkpoint_resumes_from_the_start(tmp_pat
            f"it starts again from env step 0; its earlier files are kept as " \
            f"{', '.join(kept[n] for n in ('config.json', 'progress.txt', 'best.pt') if n in left)}" in out
     assert rows_without_time(run) == rows_without_time(ref / "r" / "r_s0")
+    assert json.loads((run / "config.json").read_text())["resume"] is False  # a start, again
     after = snapshot(run)
     assert all(after[kept[name]] == before[name] for name in left)  # nothing it wrote is lost
 
