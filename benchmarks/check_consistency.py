@@ -1,5 +1,5 @@
 """The choosing data behind the registered "is this run consistent with correct TD3?" rule
-(docs/diagnose.md, "Next: first ask whether a run is consistent with correct TD3").
+(docs/diagnose.md, "The consistency rule, written down before its test").
 
     python benchmarks/check_consistency.py
 

@@ -86,15 +86,7 @@ def test_a_walkers_training_state_puts_its_worlds_past_back(replay_the_past):
     fresh = runs.ReplayableEnv(gym.make("BipedalWalker-v3"))
     fresh.replay(**state)
     seed, actions = 12345, rng.uniform(-1, 1, (400, 4)).astype(np.float32)
-    trajectories = []
-    for e in (env, fresh):
-        obs = [e.reset(seed)[0]]
-        for a in actions:
-            o, _, terminated, truncated, _ = e.step(a)
-            obs.append(o)
-            if terminated or truncated:
-                break
-        trajectories.append(np.array(obs))
+    trajectories = [next_episode(e, seed, actions) for e in (env, fresh)]
     same = trajectories[0].shape == trajectories[1].shape and np.array_equal(*trajectories)
     assert same == replay_the_past
 
