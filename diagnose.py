@@ -4,19 +4,22 @@
     python diagnose.py my_port/progress.txt --env BipedalWalker-v3 --plot why.png
     python diagnose.py my_run --reference runs_that_learned/   # an env with no committed runs
 
-The rule, per column at the run's own env steps: the healthy band is the mean of the healthy
-runs' values within WINDOW epochs of the step, plus and minus K of their standard deviations
+First: is this run consistent with correct TD3? Its distance to the nearest healthy run (the
+whole curve, every column at once, in healthy spreads) against the largest such distance among
+the healthy runs, each against the others (class Consistency). Only for a run that is not:
+which committed mistake or ablation it resembles, as a share of its distance to correct TD3;
+where it differs, by the band rule: per column at the run's own env steps, the mean of the
+healthy runs' values within WINDOW epochs, plus and minus K of their standard deviations
 (LossQ and StdQ1Vals as log10, AverageQ1Vals and LossPi as sign(v) log10(1 + |v|), whose spread
-grows with their size), so it is wide where the seeds differ and narrow where they agree. A
-column has left it when it stays beyond one side for IN_A_ROW epochs, known at the last of
-them. Healthy runs: the committed runs named td3-<env>, or --reference; each against the
-others gives the false-alarm rate shown. The env's other committed runs (porting mistakes,
-ablations) get the same rule, to say which did the same. See
-docs/diagnose.md for what it measured and what it cannot see.
+grows with their size); a column has left it when it stays beyond one side for IN_A_ROW
+epochs, known at the last of them; and what its test episodes did, in the env's words.
+Healthy runs: the committed runs named td3-<env>, or --reference. See docs/diagnose.md for what
+each rule measured and what it cannot see.
 """
 import json
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -82,7 +85,7 @@ def load_run(path):
                             if os.path.isdir(RESULTS) else [])
     return dict(path=os.path.dirname(f) or ".", data=data, env=env,
                 exp_name=cfg.get("exp_name"), max_ep_len=cfg.get("max_ep_len"),
-                missing=[c for c in COLUMNS if c not in data])
+                seed=cfg.get("seed"), missing=[c for c in COLUMNS if c not in data])
 
 
 def same_run(a, b):
@@ -210,10 +213,28 @@ def false_alarms(refs, against=None):
     return {c: sum(c in f for f in fired) for c in COLUMNS}, sum(map(bool, fired)), len(refs)
 
 
-def pattern(run, refs, fs):
-    """(name, words) for the test episodes from the step the test return left the band
-    below: most of them 'falls at once' (under a tenth of the time limit), 'stands to the time
-    limit' (95% of it or more) or 'hovers' (in between). (None, '') if it did not leave."""
+# What a low-return test episode's length says, per env: (ends within a tenth of the time
+# limit, ends in between, runs to 95% of it or more), each with what it means.
+EPISODES = {
+    "BipedalWalker": (("falls at once", "the walker falls within its first steps: no balance learned"),
+                      ("falls midway", "the walker moves but falls before the end of the course"),
+                      ("stands to the time limit", "the walker stays up but does not reach the "
+                       "end: it learned not to fall (-100), not to walk")),
+    "LunarLander": (("crashes at once", "the lander crashes within its first steps"),
+                    ("ends midway", "the lander comes down before the time limit, with a low "
+                     "return: it crashes, or lands badly"),
+                    ("hovers", "the lander stays up to the time limit: it learned to avoid the "
+                     "crash's -100, not to land")),
+}
+ANY_ENV = (("ends at once", "test episodes end within their first steps"),
+           ("ends midway", "test episodes end before the time limit, with a low return"),
+           ("runs to the time limit", "test episodes run to the time limit with a low return"))
+
+
+def pattern(run, refs, fs, env=None):
+    """(name, words) for the test episodes from the step the test return left the band below,
+    in the words of ``env``'s EPISODES: most of them ending within a tenth of the time limit,
+    running to 95% of it or more, or in between. (None, '') if it did not leave."""
     ret = [f for f in fs if f["col"] == "AverageTestEpRet" and f["side"] == "below"]
     if not ret or "TestEpLen" not in run["data"]:
         return None, ""
@@ -226,16 +247,17 @@ def pattern(run, refs, fs):
         return "stays low", f"stays low, test return {ret_} (median); no episode ends early here"
     kinds = np.where(ln < 0.1 * limit, 0, np.where(ln >= 0.95 * limit, 2, 1))
     k = int(np.bincount(kinds, minlength=3).argmax())
-    name = ["falls at once", "hovers", "stands to the time limit"][k]
+    env = env or run["env"] or ""
+    name, meaning = next((w for key, w in EPISODES.items() if env.startswith(key)), ANY_ENV)[k]
     return name, (f"{name}: from {ret[0]['start']:,} steps, in {(kinds == k).sum()} of {len(ln)} "
                   f"epochs; test episodes last {np.median(ln):.0f} of {limit:.0f} steps, test "
-                  f"return {ret_} (medians)")
+                  f"return {ret_} (medians): {meaning}")
 
 
-def diagnose(run, refs):
+def diagnose(run, refs, env=None):
     """Findings, pattern (name, words) and signature: the set of (column, side) and pattern."""
     fs = findings(run, refs)
-    pat = pattern(run, refs, fs)
+    pat = pattern(run, refs, fs, env)
     return dict(findings=fs, pattern=pat, signature={(f["col"], f["side"]) for f in fs}
                 | ({("pattern", pat[0])} if pat[0] else set()))
 
@@ -245,10 +267,10 @@ def compare(run, refs, others, env):
     itself left out; only the columns the run has), the variant whose seeds overlap its
     signature most (intersection over union, averaged over its seeds) or None, and every
     variant's overlap."""
-    me, groups = diagnose(run, refs), {}
+    me, groups = diagnose(run, refs, env), {}
     for o in others:
         if not same_run(o, run):
-            groups.setdefault(variant(o, env), []).append({s for s in diagnose(o, refs)[
+            groups.setdefault(variant(o, env), []).append({s for s in diagnose(o, refs, env)[
                 "signature"] if s[0] in run["data"] or s[0] == "pattern"})
     score = {v: np.mean([len(me["signature"] & s) / len(me["signature"] | s) for s in sigs])
              for v, sigs in groups.items() if me["signature"]}
@@ -257,50 +279,177 @@ def compare(run, refs, others, env):
 
 
 # ------------------------------------------------------------------------------------------
+# The first question: is this run consistent with correct TD3? (docs/diagnose.md, "The
+# consistency rule"). The whole curve and every column at once, against how far each healthy
+# run lies from the others, so that a slow healthy seed reads as the healthy run it resembles.
+# ------------------------------------------------------------------------------------------
+CAP = 10.0  # the most one step of one column adds to a distance, in healthy spreads
+
+
+def curves(run, steps):
+    """{column: the run's values at ``steps`` on the column's scale}: its own value where it
+    logged that step, else interpolated between its neighbouring epochs (a run with another
+    epoch length), NaN outside its range; a column with no value at ``steps`` is left out."""
+    d, out = run["data"], {}
+    x = d["TotalEnvInteracts"]
+    for c in (c for c in COLUMNS if c in d):
+        v = _scale(c, d[c].astype(float))
+        ok = ~np.isnan(v)
+        if ok.sum() < 1:
+            continue
+        at = np.interp(steps, x[ok], v[ok], left=np.nan, right=np.nan)
+        own = np.searchsorted(x, steps).clip(0, len(x) - 1)
+        at = np.where(x[own] == steps, v[own], at)  # exactly what it logged, NaN included
+        if not np.all(np.isnan(at)):
+            out[c] = at
+    return out
+
+
+class Consistency:
+    """The healthy runs ``refs`` of one env, ready to score a run. ``steps``: the env steps
+    every healthy run logged, up to the last one they all reached; ``spread``: per column, the
+    median over those steps of the healthy runs' standard deviation across runs."""
+
+    def __init__(self, refs):
+        self.refs = refs
+        last = min(r["data"]["TotalEnvInteracts"][-1] for r in refs)
+        steps = set.intersection(*(set(r["data"]["TotalEnvInteracts"]) for r in refs))
+        self.steps = np.array(sorted(s for s in steps if s <= last), float)
+        self.tables = [curves(r, self.steps) for r in refs]
+        self.spread = {}
+        for c in COLUMNS:
+            vals = [t[c] for t in self.tables if c in t]
+            if len(vals) >= 2:
+                with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # a step all NaN
+                    self.spread[c] = float(np.nanmedian(np.nanstd(vals, axis=0, ddof=1)))
+
+    def distance(self, a, b, columns=None):
+        """Two tables' distance: per column (both have it, and ``columns`` if given), the
+        mean over their common steps of |a - b| / spread, each step's term capped at CAP;
+        then the mean over the columns. NaN when they share no column."""
+        per = [np.nanmean(np.minimum(np.abs(a[c] - b[c]) / self.spread[c], CAP))
+               for c in COLUMNS if c in a and c in b and c in self.spread
+               and (columns is None or c in columns) and np.any(~np.isnan(a[c] - b[c]))]
+        return float(np.mean(per)) if per else float("nan")
+
+    def nearest(self, table, seed=None, columns=None, skip=None):
+        """(distance, healthy run) to the nearest healthy run: not ``skip``, and not one of
+        ``seed`` (a run and a healthy run of one seed share their first random steps)."""
+        return min(((self.distance(table, t, columns), r) for t, r in zip(self.tables, self.refs)
+                    if r is not skip and (seed is None or r.get("seed") != seed)),
+                   key=lambda p: p[0])
+
+    def judge(self, run):
+        """The verdict on ``run``: its score (distance to the nearest healthy run), that run,
+        the limit (the largest score among the healthy runs, each against the others, on the
+        steps and columns ``run`` has), the healthy run at the limit, every healthy score,
+        the steps and columns compared, and whether it is consistent (score <= limit)."""
+        me = curves(run, self.steps)
+        cols = [c for c in me if c in self.spread]
+        if not cols:
+            raise UserError(f"{run['path']} shares no column with the healthy runs")
+        have = ~np.all([np.isnan(me[c]) for c in cols], axis=0)
+        me = {c: me[c] for c in cols}
+        cut = [{c: np.where(have, t[c], np.nan) for c in t} for t in self.tables]
+        seed = run.get("seed")
+        score, near = self.nearest(me, seed, cols)
+        healthy = [min(self.distance(cut[i], t, cols) for j, t in enumerate(self.tables) if j != i)
+                   for i in range(len(self.refs))]
+        i = int(np.argmax(healthy))
+        return dict(score=score, nearest=near, limit=healthy[i], at_limit=self.refs[i],
+                    healthy=healthy, steps=self.steps[have], columns=cols, table=me,
+                    consistent=score <= healthy[i], seed=seed)
+
+    def resemblance(self, verdict, others, env):
+        """How much ``verdict``'s run resembles each committed mistake or ablation: for each
+        variant, the mean over its runs (of other seeds than the run's) of the distance to
+        that run divided by the distance to the nearest healthy run on the same columns; below
+        1 means closer to that mistake than to correct TD3. Sorted, closest first: a list of
+        (ratio, variant, number of its runs)."""
+        me, seed, out = verdict["table"], verdict["seed"], {}
+        for o in others:
+            if seed is not None and o.get("seed") == seed:
+                continue
+            t = {c: v for c, v in curves(o, self.steps).items() if c in me}
+            d = self.distance(me, t)
+            if np.isnan(d):
+                continue
+            h = self.nearest(me, seed, list(t))[0]
+            out.setdefault(variant(o, env), []).append(d / h)
+        return sorted((float(np.mean(v)), k, len(v)) for k, v in out.items())
+
+
+# ------------------------------------------------------------------------------------------
 # The report, the figure, the command line
 # ------------------------------------------------------------------------------------------
 def report(run, refs, others, env, shown=4):
-    """The lines diagnose prints: the first ``shown`` findings in full, then the rest briefly."""
-    me, groups, best, score = compare(run, refs, others, env)
+    """The lines diagnose prints: first whether the run is consistent with correct TD3; then,
+    only for a run that is not, the committed mistake it resembles most, where it differs,
+    which columns left the band (the first ``shown`` in full) and what its test episodes did."""
     x = run["data"]["TotalEnvInteracts"].astype(int)
-    seen = x[band(x, refs, next(c for c in COLUMNS if c in run["data"]))[2] >= MIN_REFS]
-    if not len(seen):
-        raise UserError(f"no step of {run['path']} has data in {MIN_REFS} healthy runs")
-    per_col, any_col, n = false_alarms(refs) if len(refs) > MIN_REFS else ({}, None, len(refs))
-    rate = lambda k: (f"{k} of {n} (95% upper bound {upper_bound(k, n):.0%})"
-                      if any_col is not None else f"not measurable with {n} runs")
-    name = lambda v: VARIANTS.get(v, (v,))[0]
+    check = Consistency(refs)
+    v = check.judge(run)
+    name = lambda k: VARIANTS.get(k, (k,))[0]
+    seed = lambda r: f"seed {r['seed']}" if r.get("seed") is not None else os.path.basename(r["path"])
+    lo, hi = min(v["healthy"]), v["limit"]
     out = [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
-           f"compared with {n} healthy TD3 runs at {seen[0]:,} to {seen[-1]:,} env steps (band: "
-           f"mean +- {K:g} sd within {WINDOW} epochs); false alarms on them, each against the "
-           f"others: {rate(any_col)}"]
-    if run["missing"]:
-        out.append(f"not in this file, so not compared: {', '.join(run['missing'])}")
-    if not me["findings"]:
-        return out + [f"every column inside the healthy band "
-                      f"({len(COLUMNS) - len(run['missing'])} columns, {len(seen)} epochs)"]
+           f"compared with {len(refs)} healthy TD3 runs at {v['steps'][0]:,.0f} to "
+           f"{v['steps'][-1]:,.0f} env steps, on {len(v['columns'])} columns"
+           + (f" (not in this file: {', '.join(run['missing'])})" if run["missing"] else ""),
+           f"distance to the nearest healthy run ({seed(v['nearest'])}): {v['score']:.2f}; each "
+           f"healthy run's to its nearest other: {lo:.2f} to {hi:.2f} ({seed(v['at_limit'])})"]
+    if v["consistent"]:
+        fooled = {}
+        for o in (o for o in others if not same_run(o, run)):
+            fooled.setdefault(variant(o, env), []).append(check.judge(o)["consistent"])
+        fired = [f["col"] for f in findings(run, refs)]
+        out += [f"CONSISTENT with correct TD3: no farther from the healthy runs than they are "
+                f"from each other"]
+        fooled = [f"{name(k)} ({sum(c)} of {len(c)} runs)" for k, c in fooled.items() if any(c)]
+        if fooled:
+            out.append("consistent is not correct: by this measure these committed mistakes "
+                       "and ablations look like correct TD3 too: " + ", ".join(fooled))
+        if fired:
+            k = false_alarms(refs)[1]
+            out.append(f"outside the single-column band at some epochs: {', '.join(dict.fromkeys(fired))}; "
+                       f"healthy runs do that too ({k} of {len(refs)}, each against the others)")
+        return out
+    out.append(f"NOT CONSISTENT with correct TD3: farther from every healthy run than any healthy "
+               f"run is from the others (a healthy run lands beyond all {len(refs)} with chance "
+               f"at most 1 in {len(refs) + 1})")
+    per = sorted(((float(np.nanmean(np.minimum(np.abs(v["table"][c] - t[c]) / check.spread[c],
+                                               CAP))), c)
+                  for t, r in zip(check.tables, refs) if r is v["nearest"]
+                  for c in v["columns"] if c in t), reverse=True)
+    out.append("farthest from it in: " + ", ".join(f"{c} ({d:.1f} healthy spreads)"
+                                                    for d, c in per[:3]))
+    alike = check.resemblance(v, [o for o in others if not same_run(o, run)], env)
+    if not others:
+        out.append(f"no committed mistake or ablation run of {env} to compare with")
+    elif alike and alike[0][0] < 1:
+        r, k, n = alike[0]
+        strength = "strong" if r < 0.5 else "clear" if r < 0.8 else "weak, nearly as close to TD3"
+        out.append(f"closest committed mistake: {name(k)}, at {r:.2f} of its distance to "
+                   f"correct TD3 ({strength}; mean over {n} run{'s' * (n > 1)}; 1 = no closer "
+                   f"than the nearest healthy run)" + "".join(f"; then {name(k2)} {r2:.2f}"
+                                                          for r2, k2, _ in alike[1:3] if r2 < 1))
+        out.append("A resemblance, not a cause" + (f": {VARIANTS[k][1]}." if k in VARIANTS else "."))
+    else:
+        out.append("no committed mistake or ablation is closer to it than correct TD3 is"
+                   + (f" (closest: {name(alike[0][1])}, {alike[0][0]:.2f})" if alike else "")
+                   + ": a mistake not among the committed ones, or one of theirs that looks "
+                     "different on this seed")
+    me = diagnose(run, refs, env)
     for f in me["findings"][:shown]:
-        who = sorted(((sum((f["col"], f["side"]) in s for s in sigs), len(sigs), v)
-                      for v, sigs in groups.items()), key=lambda t: (-t[0] / t[1], -t[1]))
-        who = [f"{name(v)} ({k} of {m} seeds)" for k, m, v in who if k]
         word = "upper" if f["side"] == "above" else "lower"
-        out += [f"{f['col']} {f['side']} the healthy band from {f['start']:,} steps (known at "
-                f"{f['known']:,}): {_num(f['value'])} where the band's {word} limit was "
-                f"{_num(f['limit'])}, {f['size']} it at first; {f['share']} from then on",
-                "    committed runs that did this: " + (", ".join(who) or "none")]
+        out.append(f"{f['col']} {f['side']} the healthy band from {f['start']:,} steps (known at "
+                   f"{f['known']:,}): {_num(f['value'])} where the band's {word} limit was "
+                   f"{_num(f['limit'])}, {f['size']} it at first; {f['share']} from then on")
     if me["findings"][shown:]:
         out.append("also left: " + "; ".join(f"{f['col']} {f['side']} (known at {f['known']:,})"
                                               for f in me["findings"][shown:]))
     out.append("test episodes: " + (me["pattern"][1] or "the test return stayed in the band"))
-    if best:
-        k = sum(s == me["signature"] for s in groups[best])
-        out.append(f"closest committed pattern: {name(best)}, matching {score[best]:.0%} of this "
-                   f"run's signs (averaged over its {len(groups[best])} seeds; {k} with exactly "
-                   f"these). A resemblance, not a cause"
-                   + (f": {VARIANTS[best][1]}." if best in VARIANTS else "."))
-    else:
-        out.append("no committed run shows these signs" if groups else
-                   f"no committed mistake or ablation run of {env} to compare with")
     return out
 
 
@@ -333,8 +482,9 @@ def draw(run, refs, fs, out):
 
 
 def main(argv=None):
-    p = ArgumentParser(description="Which progress.txt columns of a TD3 run left the band of "
-                       "the committed healthy runs, and which committed runs did the same.")
+    p = ArgumentParser(description="Is a TD3 run consistent with correct TD3, the committed "
+                       "healthy runs of its env? If not, which committed mistake it resembles, "
+                       "and where it differs.")
     p.add_argument("run", help="a run directory or its progress.txt")
     p.add_argument("--env", help="the env id, when the run has no config.json that names it")
     p.add_argument("--reference", nargs="+", metavar="DIR",

@@ -33,38 +33,29 @@ def seed(run):
 
 
 def scores(refs, others, nearest, cap, columns):
-    """(limit, the healthy run at it, {healthy seed: score}, {other run's name: score})."""
-    last = min(r["data"]["TotalEnvInteracts"][-1] for r in refs)
+    """(limit, the healthy run at it, {healthy seed: score}, {other run's name: score}), with
+    diagnose.py's distance (its spreads and steps), the cap and columns given, and a score the
+    mean distance to the ``nearest`` healthy runs of other seeds."""
+    check, diagnose.CAP = diagnose.Consistency(refs), cap
+    try:
+        tables = {id(r): {c: v for c, v in diagnose.curves(r, check.steps).items() if c in columns}
+                  for r in refs + others}
 
-    def table(run):
-        d = run["data"]
-        keep = d["TotalEnvInteracts"] <= last
-        return {c: diagnose._scale(c, d[c][keep]) for c in columns
-                if c in d and not np.all(np.isnan(d[c][keep]))}
+        def score(run):  # another seed's healthy runs only (a variant shares its seed's warm-up)
+            ds = sorted(check.distance(tables[id(run)], tables[id(h)]) for h in refs
+                        if h is not run and seed(h) != seed(run))
+            return float(np.mean(ds[:nearest]))
 
-    tables = {id(r): table(r) for r in refs + others}
-    scale = {}
-    for c in columns:
-        vals = [tables[id(h)][c] for h in refs if c in tables[id(h)]]
-        n = min(len(v) for v in vals)
-        scale[c] = np.nanmedian(np.nanstd(np.array([v[:n] for v in vals]), axis=0, ddof=1))
-
-    def distance(a, b):
-        ta, tb, per = tables[id(a)], tables[id(b)], []
-        for c in columns:
-            if c in ta and c in tb:
-                n = min(len(ta[c]), len(tb[c]))
-                per.append(np.nanmean(np.minimum(np.abs(ta[c][:n] - tb[c][:n]) / scale[c], cap)))
-        return float(np.mean(per))
-
-    def score(run):  # another seed's healthy runs only (a variant shares its seed's warm-up)
-        ds = sorted(distance(run, h) for h in refs if h is not run and seed(h) != seed(run))
-        return float(np.mean(ds[:nearest]))
-
-    healthy = {seed(h): score(h) for h in refs}
+        healthy = {seed(h): score(h) for h in refs}
+        other = {name(o): score(o) for o in others}
+    finally:
+        diagnose.CAP = CHOSEN["cap"]
     at = max(healthy, key=healthy.get)
-    name = lambda r: os.path.basename(r["path"]).replace("td3-BipedalWalker-v3-", "")
-    return healthy[at], at, healthy, {name(o): score(o) for o in others}
+    return healthy[at], at, healthy, other
+
+
+def name(run):
+    return os.path.basename(run["path"]).replace("td3-BipedalWalker-v3-", "")
 
 
 def main():

@@ -4,6 +4,7 @@ on every committed mistake and ablation.
     python benchmarks/check_diagnose.py --choose   # the grid WINDOW and K are chosen from
     python benchmarks/check_diagnose.py            # the out-of-sample test and the table
     python benchmarks/check_diagnose.py --env Pendulum-v1
+    python benchmarks/check_diagnose.py --consistency   # the band rule and the consistency rule
 
 The healthy BipedalWalker-v3 runs are split by seed (docs/diagnose.md, written before this
 ran): the choosing runs (seeds 0-2 and 10-14), each diagnosed against the other choosing runs
@@ -14,6 +15,12 @@ the other committed runs (its own copy left out), and what diagnose names first 
 with its own variant; each again without its TestQBias column, as a file in Spinning Up's
 format would come. For an env without that split (Pendulum-v1) every healthy run is
 diagnosed against the others. Run by hand; pytest does not collect benchmarks/ (pytest.ini).
+
+--consistency prints the band rule (a run is flagged when any column left the band) and the
+consistency rule (docs/diagnose.md, "The consistency rule") side by side on the same runs: each
+healthy run against the others, the held-out healthy runs (results/heldout/, seeds 30-39, used
+for nothing else) against all the healthy runs, and each committed mistake or ablation with its
+own seed's runs left out, with what each rule names.
 """
 import argparse
 import os
@@ -107,16 +114,75 @@ def table(env, refs, others):
           f"{sum(r['su_named'] == r['named'] for r in rows)} of {len(rows)}")
 
 
+HELDOUT = os.path.join(ROOT, "results", "heldout")
+
+
+def verdicts(run, refs, others, env):
+    """(band rule: the columns that left the band, what it names first; consistency rule:
+    score, limit, consistent, what it names or None) for ``run`` against ``refs``, the
+    committed runs of ``run``'s seed left out of the naming."""
+    fs = diagnose.findings(run, refs)
+    mine = [o for o in others if seed(o) != seed(run)]
+    band_named = diagnose.compare(run, refs, [o for o in others if o is not run], env)[2]
+    check = diagnose.Consistency(refs)
+    v = check.judge(run)
+    alike = check.resemblance(v, mine, env) if not v["consistent"] else []
+    named = alike[0][1] if alike and alike[0][0] < 1 else None
+    return (sorted({f["col"] for f in fs}), band_named if fs else "healthy",
+            v["score"], v["limit"], v["consistent"], named, alike[0][0] if alike else None)
+
+
+def consistency(env, refs, others):
+    """The two rules side by side on the healthy runs (each against the others), the held-out
+    healthy runs and the committed mistakes and ablations."""
+    heldout = [r for r in diagnose.runs_under([HELDOUT], env)] if os.path.isdir(HELDOUT) else []
+    print("| run | band rule: columns that left the band | band rule names | distance to the "
+          "nearest healthy run | limit | consistency rule | it names |")
+    print("|---|---|---|---|---|---|---|")
+    rows = []
+    for kind, runs in (("healthy", refs), ("held out", heldout), ("variant", others)):
+        for run in runs:
+            against = [r for r in refs if r is not run]
+            cols, band_named, score, limit, ok, named, ratio = verdicts(run, against, others, env)
+            own = diagnose.variant(run, env)
+            rows.append(dict(kind=kind, seed=seed(run), own=own, band=bool(cols), ok=ok,
+                             band_named=band_named, named=named))
+            print(f"| {os.path.basename(run['path'])} ({kind}) | {', '.join(cols) or '-'} | "
+                  f"{band_named} | {score:.2f} | {limit:.2f} | "
+                  f"{'consistent' if ok else 'NOT consistent'} | "
+                  f"{'-' if ok else (named or 'none closer than TD3')}"
+                  f"{f' ({ratio:.2f})' if not ok and ratio is not None else ''} |")
+    for kind in ("healthy", "held out"):
+        got = [r for r in rows if r["kind"] == kind]
+        band, new = sum(r["band"] for r in got), sum(not r["ok"] for r in got)
+        print(f"{kind} runs called not healthy: band rule {rate(band, len(got))}; consistency "
+              f"rule {rate(new, len(got))}")
+        late = [r for r in got if kind == "held out" and r["seed"] >= 32]
+        if late:  # seeds 30 and 31 were scored once while the rule was chosen
+            print(f"  of them seeds 32-39 only: band rule {rate(sum(r['band'] for r in late), len(late))}; "
+                  f"consistency rule {rate(sum(not r['ok'] for r in late), len(late))}")
+    var = [r for r in rows if r["kind"] == "variant"]
+    print("mistakes that stop learning called not consistent: " + ", ".join(
+        f"{r['own']} s{r['seed']} {'yes' if not r['ok'] else 'NO'}" for r in var
+        if r["own"] in ("column_critics", "authors_defaults", "polyak_as_tau")))
+    print(f"named its own variant: band rule {sum(r['band_named'] == r['own'] for r in var)} of "
+          f"{len(var)}; consistency rule {sum(r['named'] == r['own'] for r in var)} of {len(var)}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--env", default="BipedalWalker-v3")
     p.add_argument("--choose", action="store_true", help="print the grid the rule is chosen from")
+    p.add_argument("--consistency", action="store_true",
+                   help="the band rule and the consistency rule side by side")
     args = p.parse_args()
     refs, others = diagnose.committed(args.env)
     split = {seed(r) for r in refs} >= CHOOSE | TEST
     print(f"{args.env}: {len(refs)} healthy TD3 runs, {len(others)} mistakes and ablations; "
           f"rule: WINDOW {diagnose.WINDOW}, K {diagnose.K:g}, IN_A_ROW {diagnose.IN_A_ROW}, "
           f"MIN_REFS {diagnose.MIN_REFS}")
+    if args.consistency:
+        return consistency(args.env, refs, others)
     if args.choose:
         return choose(refs) if split else print("no choosing and test seeds for this env")
     if split:

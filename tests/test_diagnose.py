@@ -58,12 +58,26 @@ def test_healthy_runs_are_found_once_each(walker):
         "column_critics", "authors_defaults", "q2_own_target", "no_twin"}
 
 
-def test_a_healthy_seed_comes_out_healthy(tmp_path, walker):
+def test_a_healthy_seed_is_consistent_and_names_no_mistake(walker):
     code, out, err = run_cli(os.path.join(WALKER, "td3-BipedalWalker-v3_s10"),
                              script="diagnose.py")
     assert code == 0, err
-    assert "every column inside the healthy band" in out
-    assert f"compared with {len(walker[0]) - 1} healthy TD3 runs" in out  # not with itself
+    lines = out.splitlines()
+    assert f"compared with {len(walker[0]) - 1} healthy TD3 runs" in lines[1]  # not with itself
+    assert lines[3].startswith("CONSISTENT with correct TD3")  # the verdict comes first
+    assert "closest committed mistake" not in out and "the healthy band from" not in out
+    # what "consistent" does not promise: the committed mistakes that look like TD3 too
+    assert "truncation stored as death (2 of 2 runs)" in out
+
+
+def test_a_slow_healthy_seed_flagged_by_the_band_is_consistent(walker):
+    """Seed 17 learns late: the band rule, each healthy run against the others, flags it in
+    five columns. Against the other 12 it is consistent with correct TD3."""
+    refs = walker[0]
+    s17 = next(r for r in refs if r["seed"] == 17)
+    others = [r for r in refs if r is not s17]
+    assert len({f["col"] for f in diagnose.findings(s17, others)}) >= 3
+    assert diagnose.Consistency(others).judge(s17)["consistent"]
 
 
 def test_the_false_alarms_in_docs_are_the_rules(walker):
@@ -105,21 +119,78 @@ def test_the_authors_settings_without_the_floor_are_named_with_their_seed_left_o
         # inside it.)
 
 
-def test_command_names_the_broadcast_and_the_runs_that_share_it(walker):
+def test_command_says_not_consistent_then_names_the_broadcast(walker):
     code, out, err = run_cli(COLUMN_S0, script="diagnose.py")
     assert code == 0, err
     lines = out.splitlines()
+    assert lines[3].startswith("NOT CONSISTENT with correct TD3")
+    assert lines[4].startswith("farthest from it in: StdQ1Vals")
+    assert lines[5].startswith("closest committed mistake: the (B, B) broadcast of (B, 1) "
+                               "critics, at 0.2")  # its other seed, far closer than TD3
+    assert lines[6] == ("A resemblance, not a cause: check that every tensor in the target is "
+                        "(B,), not (B, 1) (notebook 4).")
     first = next(i for i, ln in enumerate(lines) if ln.startswith("StdQ1Vals below the healthy band"))
-    # The step printed is the rule's: the earliest finding of this run against the committed
-    # healthy runs, with the limit it crossed there.
+    # Where: the band rule's earliest finding of this run against the committed healthy runs,
+    # with the limit it crossed there.
     top = diagnose.findings(diagnose.load_run(COLUMN_S0), walker[0])[0]
     assert (top["col"], top["side"]) == ("StdQ1Vals", "below") and top["start"] < top["known"]
     assert f"from {top['start']:,} steps (known at {top['known']:,})" in lines[first]
     assert f"where the band's lower limit was {diagnose._num(top['limit'])}" in lines[first]
     assert top["value"] < top["limit"]
-    assert "the (B, B) broadcast of (B, 1) critics (1 of 1 seeds)" in lines[first + 1]
-    assert lines[-1].startswith("closest committed pattern: the (B, B) broadcast")
-    assert "A resemblance, not a cause: check that every tensor" in lines[-1]
+    assert lines[-1].startswith("test episodes: falls at once")  # a walker falls
+
+
+# ------------------------------------------------------------------------------------------
+# The consistency rule: the committed runs
+# ------------------------------------------------------------------------------------------
+STOPPING = ("column_critics", "authors_defaults", "polyak_as_tau")
+
+
+def test_the_mistakes_that_stop_learning_are_not_consistent_on_every_seed(walker):
+    refs, others = walker
+    check = diagnose.Consistency(refs)
+    for mistake in STOPPING:
+        for seed in (0, 1):
+            v = check.judge(porting_run(mistake, seed))
+            assert not v["consistent"], (mistake, seed)
+            assert v["nearest"]["seed"] != seed  # its own seed's healthy run is left out
+
+
+def test_q2_own_target_is_named_on_the_columns_each_pair_shares(walker):
+    """Q2's own target is named on both seeds. One critic has no Q2 - Q1 column, so its
+    distance is measured on one column fewer; divided by the distance to correct TD3 on the
+    same columns, it no longer looks closer than Q2's own target does."""
+    refs, others = walker
+    check = diagnose.Consistency(refs)
+    for seed in (0, 1):
+        v = check.judge(porting_run("q2_own_target", seed))
+        alike = check.resemblance(v, [o for o in others if o["seed"] != seed], "BipedalWalker-v3")
+        assert not v["consistent"] and alike[0][1] == "q2_own_target" and alike[0][0] < 1
+
+
+def test_the_rules_figures_in_docs_are_the_rules(walker):
+    """docs/diagnose.md prints both rules on the held-out healthy runs, the healthy runs each
+    against the others and the committed mistakes: the lines must be what the code gives."""
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import check_diagnose
+    refs, others = walker
+    heldout = diagnose.runs_under([check_diagnose.HELDOUT], "BipedalWalker-v3")
+    assert {r["seed"] for r in heldout} <= set(range(30, 40)) and len(heldout) >= 6
+    with open(os.path.join(ROOT, "docs", "diagnose.md")) as f:
+        docs = f.read()
+    band = sum(bool(diagnose.findings(r, refs)) for r in heldout)
+    new = sum(not diagnose.Consistency(refs).judge(r)["consistent"] for r in heldout)
+    n = len(heldout)
+    assert (f"held out runs called not healthy: band rule {check_diagnose.rate(band, n)}; "
+            f"consistency rule {check_diagnose.rate(new, n)}") in docs
+    named = 0
+    check = diagnose.Consistency(refs)
+    for o in others:
+        v = check.judge(o)
+        alike = check.resemblance(v, [x for x in others if x["seed"] != o["seed"]], "BipedalWalker-v3")
+        named += (not v["consistent"] and alike[0][0] < 1
+                  and alike[0][1] == diagnose.variant(o, "BipedalWalker-v3"))
+    assert f"consistency rule {named} of {len(others)}" in docs
 
 
 # ------------------------------------------------------------------------------------------
@@ -179,6 +250,76 @@ def test_the_upper_bound_of_a_rate():
     assert diagnose.upper_bound(5, 5) == 1.0
 
 
+def curve(values, seed, col="AverageTestEpRet", steps=5000):
+    return dict(fake(values, col, steps), seed=seed, path=f"fake_s{seed}")
+
+
+def test_the_distance_is_in_healthy_spreads_and_capped():
+    refs = [curve(np.full(10, v), s) for s, v in enumerate((1.0, 1.2, 0.9))]
+    check = diagnose.Consistency(refs)
+    spread = np.std([1.0, 1.2, 0.9], ddof=1)
+    assert check.spread["AverageTestEpRet"] == pytest.approx(spread)
+    v = check.judge(curve(np.full(10, 1.5), 7))
+    assert v["score"] == pytest.approx(0.3 / spread) and v["nearest"] is refs[1]
+    assert v["limit"] == pytest.approx(0.2 / spread)  # 1.2's nearest other is 1.0
+    assert not v["consistent"]
+    far = np.full(10, 1.0)
+    far[0] = 1e6  # one epoch far out adds at most CAP
+    assert check.judge(curve(far, 7))["score"] == pytest.approx(diagnose.CAP / 10)
+
+
+def test_a_healthy_run_of_the_runs_own_seed_is_left_out():
+    refs = [curve(np.full(10, v), s) for s, v in enumerate((1.0, 1.2, 0.9))]
+    check = diagnose.Consistency(refs)
+    assert check.judge(curve(np.full(10, 1.2), None))["score"] == 0
+    v = check.judge(curve(np.full(10, 1.2), 1))  # seed 1 shares seed 1's first random steps
+    assert v["nearest"] is refs[0] and v["score"] > 0
+
+
+def test_a_short_run_is_judged_on_its_own_steps():
+    """A run stopped at 25,000 steps is scored on those 5 epochs, and so are the healthy runs
+    that set its limit: their later epochs, where they spread apart, do not widen it."""
+    a, b, c = np.ones(20), np.full(20, 1.1), np.full(20, 0.95)
+    b[5:] = 5.0
+    refs = [curve(x, s) for s, x in enumerate((a, b, c))]
+    check = diagnose.Consistency(refs)
+    short = check.judge(curve(np.full(5, 1.5), 9))
+    assert list(short["steps"]) == [5000, 10000, 15000, 20000, 25000]
+    assert short["limit"] == pytest.approx(0.1 / check.spread["AverageTestEpRet"])
+    assert check.judge(curve(np.full(20, 1.5), 9))["limit"] > 5 * short["limit"]
+
+
+def test_another_epoch_length_is_compared_at_the_healthy_steps(walker):
+    """A Spinning Up run logs every 4,000 steps: it is read at the healthy runs' steps,
+    between its own epochs. Seed 10 resampled that way stays nearest to seed 10."""
+    refs = walker[0]
+    s10 = next(r for r in refs if r["seed"] == 10)
+    x = np.arange(4000, 150_001, 4000, dtype=float)
+    data = {c: np.interp(x, s10["data"]["TotalEnvInteracts"], v) for c, v in s10["data"].items()}
+    v = diagnose.Consistency(refs).judge(dict(s10, data=data, seed=None))
+    assert v["nearest"] is s10 and v["score"] < 0.2 and v["consistent"]
+    assert v["steps"][0] == 5000 and v["steps"][-1] == 145_000  # within its own epochs
+
+
+def test_words_for_the_test_episodes_are_the_envs():
+    """The same episode lengths read as the env's failure: a walker that runs to the time
+    limit stands there, a lander hovers; one that ends midway fell, or came down."""
+    left = [dict(col="AverageTestEpRet", side="below", start=5000)]
+    refs = [dict(fake(np.full(10, 300.0), "TestEpLen"), max_ep_len=1600)]
+
+    def name(length, env, limit):
+        run = fake(np.full(10, length), "TestEpLen")
+        run["data"]["AverageTestEpRet"] = np.full(10, -100.0)
+        return diagnose.pattern(dict(run, max_ep_len=limit), refs, left, env)[0]
+
+    assert name(1600, "BipedalWalker-v3", 1600) == "stands to the time limit"
+    assert name(800, "BipedalWalker-v3", 1600) == "falls midway"
+    assert name(30, "BipedalWalker-v3", 1600) == "falls at once"
+    assert name(1000, "LunarLanderContinuous-v3", 1000) == "hovers"
+    assert name(500, "LunarLanderContinuous-v3", 1000) == "ends midway"
+    assert name(500, "MyEnv-v0", 1000) == "ends midway"
+
+
 # ------------------------------------------------------------------------------------------
 # Spinning Up's format
 # ------------------------------------------------------------------------------------------
@@ -188,12 +329,16 @@ def test_spinning_up_file_without_our_columns_has_the_same_top_finding(tmp_path,
     full = diagnose.findings(porting_run("column_critics", 0), refs)[0]
     code, out, err = run_cli(copy, "--env", "BipedalWalker-v3", script="diagnose.py")
     assert code == 0, err
-    assert "not in this file, so not compared: TestQBias" in out
+    assert "on 9 columns (not in this file: TestQBias)" in out
     lines = out.splitlines()
     top = next(ln for ln in lines if " the healthy band from " in ln)
     assert top.startswith(f"{full['col']} {full['side']} the healthy band from "
                           f"{full['start']:,} steps")
-    assert lines[-1].startswith("closest committed pattern: the (B, B) broadcast")
+    # Without config.json its seed is unknown, so the committed seed-0 runs stay in; the
+    # committed copy of this very run does not.
+    assert "NOT CONSISTENT with correct TD3" in out
+    assert "closest committed mistake: the (B, B) broadcast of (B, 1) critics" in out
+    assert "mean over 1 run;" in out
 
 
 def test_spinning_up_names_without_average_or_std_columns(tmp_path, walker):
@@ -281,7 +426,8 @@ def test_reference_directories_replace_the_committed_runs(tmp_path):
                              script="diagnose.py")
     assert code == 0, err
     assert "compared with 3 healthy TD3 runs" in out and "StdQ1Vals below" in out
-    assert out.splitlines()[-1] == "no committed mistake or ablation run of MyEnv-v0 to compare with"
+    assert "NOT CONSISTENT" in out
+    assert "no committed mistake or ablation run of MyEnv-v0 to compare with" in out.splitlines()
     one_line_error(*run_cli(copy, "--env", "MyEnv-v0", "--reference", tmp_path / "nope",
                             script="diagnose.py"))
 
