@@ -183,6 +183,9 @@ def test_the_rules_figures_in_docs_are_the_rules(walker):
     n = len(heldout)
     assert (f"held out runs called not healthy: band rule {check_diagnose.rate(band, n)}; "
             f"consistency rule {check_diagnose.rate(new, n)}") in docs
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = " ".join(f.read().split())
+    assert f"It called {new} of {n} held-out healthy seeds (30-39, not used to choose it)" in readme
     named = 0
     check = diagnose.Consistency(refs)
     for o in others:
