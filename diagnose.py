@@ -389,6 +389,11 @@ def report(run, refs, others, env, shown=4):
     which columns left the band (the first ``shown`` in full) and what its test episodes did."""
     x = run["data"]["TotalEnvInteracts"].astype(int)
     check = Consistency(refs)
+    if not any(np.any(~np.isnan(v)) for v in curves(run, check.steps).values()):
+        return [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
+                f"not judged yet: the healthy runs are compared at their logged steps "
+                f"({check.steps[0]:,.0f} to {check.steps[-1]:,.0f} env steps), and this run has "
+                f"no value at any of them, nor epochs on both sides of one"]
     v = check.judge(run)
     name = lambda k: VARIANTS.get(k, (k,))[0]
     seed = lambda r: f"seed {r['seed']}" if r.get("seed") is not None else os.path.basename(r["path"])

@@ -429,6 +429,7 @@ def test_a_lander_made_from_its_arguments_is_diagnosed_against_the_landers(tmp_p
     code, said, err = run_cli(out, script="diagnose.py")
     assert code == 0, err
     assert "LunarLanderContinuous-v3" in said
+    assert "not judged yet: the healthy runs are compared at their logged steps (5,000" in said
 
 
 def test_a_wrapped_env_is_refused_by_the_command_line_in_one_line(tmp_path):
