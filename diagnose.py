@@ -295,7 +295,7 @@ def curves(run, steps):
     for c in (c for c in COLUMNS if c in d):
         v = _scale(c, d[c].astype(float))
         ok = ~np.isnan(v)
-        if ok.sum() < 1:
+        if not ok.any():
             continue
         at = np.interp(steps, x[ok], v[ok], left=np.nan, right=np.nan)
         own = np.searchsorted(x, steps).clip(0, len(x) - 1)
@@ -333,12 +333,11 @@ class Consistency:
                and (columns is None or c in columns) and np.any(~np.isnan(a[c] - b[c]))]
         return float(np.mean(per)) if per else float("nan")
 
-    def nearest(self, table, seed=None, columns=None, skip=None):
-        """(distance, healthy run) to the nearest healthy run: not ``skip``, and not one of
-        ``seed`` (a run and a healthy run of one seed share their first random steps)."""
+    def nearest(self, table, seed=None, columns=None):
+        """(distance, healthy run) to the nearest healthy run not of ``seed`` (a run and a
+        healthy run of one seed share their first random steps)."""
         return min(((self.distance(table, t, columns), r) for t, r in zip(self.tables, self.refs)
-                    if r is not skip and (seed is None or r.get("seed") != seed)),
-                   key=lambda p: p[0])
+                    if seed is None or r.get("seed") != seed), key=lambda p: p[0])
 
     def judge(self, run):
         """The verdict on ``run``: its score (distance to the nearest healthy run), that run,
