@@ -17,7 +17,6 @@ Healthy runs: the committed runs named td3-<env>, or --reference. See docs/diagn
 each rule measured and what it cannot see.
 """
 import json
-import math
 import os
 import warnings
 
@@ -73,6 +72,9 @@ def load_run(path):
         raise UserError(f"{f} has no TotalEnvInteracts column or none of {', '.join(COLUMNS)}")
     if not len(data["TotalEnvInteracts"]):
         raise UserError(f"{f} has no rows")
+    if np.any(np.diff(data["TotalEnvInteracts"]) <= 0):
+        raise UserError(f"{f}: TotalEnvInteracts does not rise from row to row (rows appended "
+                        f"twice?); diagnose reads one run's epochs in order")
     try:
         with open(os.path.join(os.path.dirname(f), "config.json")) as fh:
             cfg = json.load(fh)
@@ -192,18 +194,6 @@ def findings(run, refs):
     return sorted(out, key=lambda f: (f["known"], COLUMNS.index(f["col"])))
 
 
-def upper_bound(k, n, confidence=0.95):
-    """The exact one-sided upper bound on a rate seen k times in n (Clopper-Pearson)."""
-    if k >= n:
-        return 1.0
-    lo, hi = k / n, 1.0
-    for _ in range(60):  # bisection on P(X <= k | p) = 1 - confidence
-        p = (lo + hi) / 2
-        cdf = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
-        lo, hi = (p, hi) if cdf > 1 - confidence else (lo, p)
-    return hi
-
-
 def false_alarms(refs, against=None):
     """Each healthy run against the others (or, given ``against``, each of ``refs`` against
     those): ({column: runs it fired on}, runs that fired in any column, runs)."""
@@ -214,7 +204,8 @@ def false_alarms(refs, against=None):
 
 
 # What a low-return test episode's length says, per env: (ends within a tenth of the time
-# limit, ends in between, runs to 95% of it or more), each with what it means.
+# limit, ends in between, runs to 95% of it or more), each with what it means; a walker whose
+# episodes end in between with a return of 0 or more walks (WALKS), else it fell.
 EPISODES = {
     "BipedalWalker": (("falls at once", "the walker falls within its first steps: no balance learned"),
                       ("falls midway", "the walker moves but falls before the end of the course"),
@@ -226,56 +217,46 @@ EPISODES = {
                     ("hovers", "the lander stays up to the time limit: it learned to avoid the "
                      "crash's -100, not to land")),
 }
+WALKS = ("walks, ends midway", "the walker walks and its episodes end before the time limit: it "
+         "reaches the end of the course, or falls late (the return says how often)")
 ANY_ENV = (("ends at once", "test episodes end within their first steps"),
            ("ends midway", "test episodes end before the time limit, with a low return"),
            ("runs to the time limit", "test episodes run to the time limit with a low return"))
 
 
 def pattern(run, refs, fs, env=None):
-    """(name, words) for the test episodes from the step the test return left the band below,
-    in the words of ``env``'s EPISODES: most of them ending within a tenth of the time limit,
-    running to 95% of it or more, or in between. (None, '') if it did not leave."""
+    """(name, words, kind) for the test episodes from the step the test return left the band
+    below, up to the last step the band compares: most of them ending within a tenth of the
+    time limit (kind 0), running to 95% of it or more (2), or in between (1), named in the
+    words of ``env``'s EPISODES; kind 'low' where every healthy episode runs to the limit.
+    (None, '', None) if the return did not leave, or the file has no TestEpLen."""
     ret = [f for f in fs if f["col"] == "AverageTestEpRet" and f["side"] == "below"]
     if not ret or "TestEpLen" not in run["data"]:
-        return None, ""
-    d, last = run["data"], max(r["data"]["TotalEnvInteracts"][-1] for r in refs)
+        return None, "", None
+    d = run["data"]
+    last = sorted(r["data"]["TotalEnvInteracts"][-1] for r in refs)[-min(MIN_REFS, len(refs))]
     keep = (d["TotalEnvInteracts"] >= ret[0]["start"]) & (d["TotalEnvInteracts"] <= last)
-    ln, ret_ = d["TestEpLen"][keep], f"{np.median(d['AverageTestEpRet'][keep]):.1f}"
+    ln, median_ret = d["TestEpLen"][keep], float(np.median(d["AverageTestEpRet"][keep]))
     lens = np.concatenate([r["data"].get("TestEpLen", []) for r in refs])
     limit = run["max_ep_len"] or max(lens.max(initial=0), d["TestEpLen"].max())
     if lens.size and lens.min() >= 0.95 * limit:  # every healthy episode runs to the limit
-        return "stays low", f"stays low, test return {ret_} (median); no episode ends early here"
+        return ("stays low", f"stays low, test return {median_ret:.1f} (median); no episode "
+                "ends early here", "low")
     kinds = np.where(ln < 0.1 * limit, 0, np.where(ln >= 0.95 * limit, 2, 1))
     k = int(np.bincount(kinds, minlength=3).argmax())
     env = env or run["env"] or ""
     name, meaning = next((w for key, w in EPISODES.items() if env.startswith(key)), ANY_ENV)[k]
+    if env.startswith("BipedalWalker") and k == 1 and median_ret >= 0:
+        name, meaning = WALKS
     return name, (f"{name}: from {ret[0]['start']:,} steps, in {(kinds == k).sum()} of {len(ln)} "
                   f"epochs; test episodes last {np.median(ln):.0f} of {limit:.0f} steps, test "
-                  f"return {ret_} (medians): {meaning}")
+                  f"return {median_ret:.1f} (medians): {meaning}"), k
 
 
 def diagnose(run, refs, env=None):
-    """Findings, pattern (name, words) and signature: the set of (column, side) and pattern."""
+    """The band rule's findings on ``run`` and its test episodes' pattern (name, words, kind)."""
     fs = findings(run, refs)
-    pat = pattern(run, refs, fs, env)
-    return dict(findings=fs, pattern=pat, signature={(f["col"], f["side"]) for f in fs}
-                | ({("pattern", pat[0])} if pat[0] else set()))
-
-
-def compare(run, refs, others, env):
-    """The run's diagnosis, the signatures of the other committed runs by variant (the run
-    itself left out; only the columns the run has), the variant whose seeds overlap its
-    signature most (intersection over union, averaged over its seeds) or None, and every
-    variant's overlap."""
-    me, groups = diagnose(run, refs, env), {}
-    for o in others:
-        if not same_run(o, run):
-            groups.setdefault(variant(o, env), []).append({s for s in diagnose(o, refs, env)[
-                "signature"] if s[0] in run["data"] or s[0] == "pattern"})
-    score = {v: np.mean([len(me["signature"] & s) / len(me["signature"] | s) for s in sigs])
-             for v, sigs in groups.items() if me["signature"]}
-    best = max(score, key=lambda v: (score[v], len(groups[v])), default=None)
-    return me, groups, (best if best and score[best] > 0 else None), score
+    return dict(findings=fs, pattern=pattern(run, refs, fs, env))
 
 
 # ------------------------------------------------------------------------------------------
@@ -307,14 +288,18 @@ def curves(run, steps):
 
 class Consistency:
     """The healthy runs ``refs`` of one env, ready to score a run. ``steps``: the env steps
-    every healthy run logged, up to the last one they all reached; ``spread``: per column, the
-    median over those steps of the healthy runs' standard deviation across runs."""
+    every healthy run logged; ``spread``: per column, the median over those steps of the
+    healthy runs' standard deviation across runs (a column whose spread is 0, as a fixed
+    episode length's, is left out: it cannot be measured in spreads); ``cap``: the most one
+    step of one column adds to a distance."""
 
-    def __init__(self, refs):
-        self.refs = refs
-        last = min(r["data"]["TotalEnvInteracts"][-1] for r in refs)
+    def __init__(self, refs, cap=CAP):
+        self.refs, self.cap = refs, cap
         steps = set.intersection(*(set(r["data"]["TotalEnvInteracts"]) for r in refs))
-        self.steps = np.array(sorted(s for s in steps if s <= last), float)
+        if not steps:
+            raise UserError("the healthy runs share no logged env step (other epoch lengths?): "
+                            "give --reference runs logged at the same steps")
+        self.steps = np.array(sorted(steps), float)
         self.tables = [curves(r, self.steps) for r in refs]
         self.spread = {}
         for c in COLUMNS:
@@ -322,50 +307,58 @@ class Consistency:
             if len(vals) >= 2:
                 with np.errstate(invalid="ignore"), warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # a step all NaN
-                    self.spread[c] = float(np.nanmedian(np.nanstd(vals, axis=0, ddof=1)))
+                    spread = float(np.nanmedian(np.nanstd(vals, axis=0, ddof=1)))
+                if np.isfinite(spread) and spread > 0:
+                    self.spread[c] = spread
+
+    def per_column(self, a, b, columns=None):
+        """{column: the mean over the steps both tables have of |a - b| / spread, each step's
+        term capped}, for the columns both have (and in ``columns`` if given)."""
+        return {c: float(np.nanmean(np.minimum(np.abs(a[c] - b[c]) / self.spread[c], self.cap)))
+                for c in COLUMNS if c in a and c in b and c in self.spread
+                and (columns is None or c in columns) and np.any(~np.isnan(a[c] - b[c]))}
 
     def distance(self, a, b, columns=None):
-        """Two tables' distance: per column (both have it, and ``columns`` if given), the
-        mean over their common steps of |a - b| / spread, each step's term capped at CAP;
-        then the mean over the columns. NaN when they share no column."""
-        per = [np.nanmean(np.minimum(np.abs(a[c] - b[c]) / self.spread[c], CAP))
-               for c in COLUMNS if c in a and c in b and c in self.spread
-               and (columns is None or c in columns) and np.any(~np.isnan(a[c] - b[c]))]
-        return float(np.mean(per)) if per else float("nan")
+        """Two tables' distance: the mean over their columns of per_column. NaN when they
+        share no column."""
+        per = self.per_column(a, b, columns)
+        return float(np.mean(list(per.values()))) if per else float("nan")
 
     def nearest(self, table, seed=None, columns=None):
         """(distance, healthy run) to the nearest healthy run not of ``seed`` (a run and a
-        healthy run of one seed share their first random steps)."""
-        return min(((self.distance(table, t, columns), r) for t, r in zip(self.tables, self.refs)
-                    if seed is None or r.get("seed") != seed), key=lambda p: p[0])
+        healthy run of one seed share their first random steps); if every healthy run is of
+        that seed, the nearest of them all."""
+        pairs = [(t, r) for t, r in zip(self.tables, self.refs)
+                 if seed is None or r.get("seed") != seed] or list(zip(self.tables, self.refs))
+        return min(((self.distance(table, t, columns), r) for t, r in pairs), key=lambda p: p[0])
 
     def judge(self, run):
         """The verdict on ``run``: its score (distance to the nearest healthy run), that run,
         the limit (the largest score among the healthy runs, each against the others, on the
         steps and columns ``run`` has), the healthy run at the limit, every healthy score,
         the steps and columns compared, and whether it is consistent (score <= limit)."""
-        me = curves(run, self.steps)
-        cols = [c for c in me if c in self.spread]
-        if not cols:
-            raise UserError(f"{run['path']} shares no column with the healthy runs")
-        have = ~np.all([np.isnan(me[c]) for c in cols], axis=0)
-        me = {c: me[c] for c in cols}
-        cut = [{c: np.where(have, t[c], np.nan) for c in t} for t in self.tables]
+        me = {c: v for c, v in curves(run, self.steps).items() if c in self.spread}
+        if not me:
+            raise UserError(f"{run['path']} shares no compared column with the healthy runs")
+        have = ~np.all([np.isnan(v) for v in me.values()], axis=0)
+        cut = [{c: np.where(np.isnan(me[c]), np.nan, t[c]) for c in me if c in t}
+               for t in self.tables]  # the healthy runs where the run has each column
         seed = run.get("seed")
-        score, near = self.nearest(me, seed, cols)
-        healthy = [min(self.distance(cut[i], t, cols) for j, t in enumerate(self.tables) if j != i)
+        score, near = self.nearest(me, seed)
+        healthy = [min(self.distance(cut[i], t) for j, t in enumerate(self.tables) if j != i)
                    for i in range(len(self.refs))]
         i = int(np.argmax(healthy))
         return dict(score=score, nearest=near, limit=healthy[i], at_limit=self.refs[i],
-                    healthy=healthy, steps=self.steps[have], columns=cols, table=me,
+                    healthy=healthy, steps=self.steps[have], columns=list(me), table=me,
                     consistent=score <= healthy[i], seed=seed)
 
     def resemblance(self, verdict, others, env):
         """How much ``verdict``'s run resembles each committed mistake or ablation: for each
         variant, the mean over its runs (of other seeds than the run's) of the distance to
         that run divided by the distance to the nearest healthy run on the same columns; below
-        1 means closer to that mistake than to correct TD3. Sorted, closest first: a list of
-        (ratio, variant, number of its runs)."""
+        1 means closer to that mistake than to correct TD3 (a run equal to a healthy one on
+        those columns resembles nothing there: inf). Sorted, closest first: a list of (ratio,
+        variant, number of its runs)."""
         me, seed, out = verdict["table"], verdict["seed"], {}
         for o in others:
             if seed is not None and o.get("seed") == seed:
@@ -375,7 +368,7 @@ class Consistency:
             if np.isnan(d):
                 continue
             h = self.nearest(me, seed, list(t))[0]
-            out.setdefault(variant(o, env), []).append(d / h)
+            out.setdefault(variant(o, env), []).append(d / h if h > 0 else np.inf)
         return sorted((float(np.mean(v)), k, len(v)) for k, v in out.items())
 
 
@@ -387,61 +380,65 @@ def report(run, refs, others, env, shown=4):
     only for a run that is not, the committed mistake it resembles most, where it differs,
     which columns left the band (the first ``shown`` in full) and what its test episodes did."""
     x = run["data"]["TotalEnvInteracts"].astype(int)
+    head = f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps"
     check = Consistency(refs)
     if not any(np.any(~np.isnan(v)) for v in curves(run, check.steps).values()):
-        return [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
-                f"not judged yet: the healthy runs are compared at their logged steps "
-                f"({check.steps[0]:,.0f} to {check.steps[-1]:,.0f} env steps), and this run has "
-                f"no value at any of them, nor epochs on both sides of one"]
+        return [head, f"not judged yet: the healthy runs are compared at their logged steps "
+                      f"({check.steps[0]:,.0f} to {check.steps[-1]:,.0f} env steps), and this run "
+                      f"has no value at any of them, nor epochs on both sides of one"]
     v = check.judge(run)
     name = lambda k: VARIANTS.get(k, (k,))[0]
     seed = lambda r: f"seed {r['seed']}" if r.get("seed") is not None else os.path.basename(r["path"])
-    lo, hi = min(v["healthy"]), v["limit"]
-    out = [f"{run['path']}: {env}, {len(x)} epochs, {x[0]:,} to {x[-1]:,} env steps",
-           f"compared with {len(refs)} healthy TD3 runs at {v['steps'][0]:,.0f} to "
-           f"{v['steps'][-1]:,.0f} env steps, on {len(v['columns'])} columns"
-           + (f" (not in this file: {', '.join(run['missing'])})" if run["missing"] else ""),
-           f"distance to the nearest healthy run ({seed(v['nearest'])}): {v['score']:.2f}; each "
-           f"healthy run's to its nearest other: {lo:.2f} to {hi:.2f} ({seed(v['at_limit'])})"]
+    left_out = [c for c in COLUMNS if c in run["data"] and c not in v["columns"]]
+    out = [head, f"compared with {len(refs)} healthy TD3 runs at {v['steps'][0]:,.0f} to "
+                 f"{v['steps'][-1]:,.0f} env steps, on {len(v['columns'])} columns"
+           + (f" (not in this file: {', '.join(run['missing'])})" if run["missing"] else "")
+           + (f" (the same in every healthy run, so not measurable: {', '.join(left_out)})"
+              if left_out else ""),
+           f"distance to the nearest healthy run ({seed(v['nearest'])}): {v['score']:.2f} healthy "
+           f"spreads; the limit: {v['limit']:.2f}, the farthest any healthy run lies from its "
+           f"nearest other ({seed(v['at_limit'])}; they lie {min(v['healthy']):.2f} to "
+           f"{v['limit']:.2f})"]
     if v["consistent"]:
         fooled = {}
         for o in (o for o in others if not same_run(o, run)):
             fooled.setdefault(variant(o, env), []).append(check.judge(o)["consistent"])
         fired = [f["col"] for f in findings(run, refs)]
-        out += [f"CONSISTENT with correct TD3: no farther from the healthy runs than they are "
-                f"from each other"]
+        out.append("CONSISTENT with correct TD3: no farther from its nearest healthy run than "
+                   "the healthy runs lie from theirs")
         fooled = [f"{name(k)} ({sum(c)} of {len(c)} runs)" for k, c in fooled.items() if any(c)]
         if fooled:
             out.append("consistent is not correct: by this measure these committed mistakes "
                        "and ablations look like correct TD3 too: " + ", ".join(fooled))
         if fired:
-            k = false_alarms(refs)[1]
-            out.append(f"outside the single-column band at some epochs: {', '.join(dict.fromkeys(fired))}; "
-                       f"healthy runs do that too ({k} of {len(refs)}, each against the others)")
+            k = (f"{false_alarms(refs)[1]} of {len(refs)}, each against the others"
+                 if len(refs) > MIN_REFS else f"not measurable with {len(refs)} runs")
+            out.append(f"outside the single-column band at some epochs: "
+                       f"{', '.join(dict.fromkeys(fired))}; healthy runs do that too ({k})")
         return out
-    out.append(f"NOT CONSISTENT with correct TD3: farther from every healthy run than any healthy "
-               f"run is from the others (a healthy run lands beyond all {len(refs)} with chance "
-               f"at most 1 in {len(refs) + 1})")
-    per = sorted(((float(np.nanmean(np.minimum(np.abs(v["table"][c] - t[c]) / check.spread[c],
-                                               CAP))), c)
-                  for t, r in zip(check.tables, refs) if r is v["nearest"]
-                  for c in v["columns"] if c in t), reverse=True)
-    out.append("farthest from it in: " + ", ".join(f"{c} ({d:.1f} healthy spreads)"
-                                                    for d, c in per[:3]))
+    out.append(f"NOT CONSISTENT with correct TD3: farther from its nearest healthy run than any "
+               f"healthy run lies from its nearest other (a healthy run lands beyond all "
+               f"{len(refs)} with chance at most 1 in {len(refs) + 1})")
+    near = check.tables[next(i for i, r in enumerate(refs) if r is v["nearest"])]
+    per = sorted(((d, c) for c, d in check.per_column(v["table"], near).items()), reverse=True)
+    out.append("farthest from it in: " + ", ".join(
+        f"{c} ({'10 or more, capped' if d >= check.cap else f'{d:.1f}'} healthy spreads)"
+        for d, c in per[:3]))
     alike = check.resemblance(v, [o for o in others if not same_run(o, run)], env)
     if not others:
         out.append(f"no committed mistake or ablation run of {env} to compare with")
     elif alike and alike[0][0] < 1:
         r, k, n = alike[0]
         strength = "strong" if r < 0.5 else "clear" if r < 0.8 else "weak, nearly as close to TD3"
-        out.append(f"closest committed mistake: {name(k)}, at {r:.2f} of its distance to "
-                   f"correct TD3 ({strength}; mean over {n} run{'s' * (n > 1)}; 1 = no closer "
-                   f"than the nearest healthy run)" + "".join(f"; then {name(k2)} {r2:.2f}"
-                                                          for r2, k2, _ in alike[1:3] if r2 < 1))
+        out.append(f"closest committed mistake: {name(k)}: this run is {r:.2f} times as far from "
+                   f"its runs as from the nearest healthy run ({strength}; mean over {n} "
+                   f"run{'s' * (n > 1)}; 1 = no closer than to correct TD3)"
+                   + "".join(f"; then {name(k2)} {r2:.2f}" for r2, k2, _ in alike[1:3] if r2 < 1))
         out.append("A resemblance, not a cause" + (f": {VARIANTS[k][1]}." if k in VARIANTS else "."))
     else:
         out.append("no committed mistake or ablation is closer to it than correct TD3 is"
-                   + (f" (closest: {name(alike[0][1])}, {alike[0][0]:.2f})" if alike else "")
+                   + (f" (closest: {name(alike[0][1])}, {alike[0][0]:.2f})"
+                      if alike and np.isfinite(alike[0][0]) else "")
                    + ": a mistake not among the committed ones, or one of theirs that looks "
                      "different on this seed")
     me = diagnose(run, refs, env)
@@ -453,7 +450,9 @@ def report(run, refs, others, env, shown=4):
     if me["findings"][shown:]:
         out.append("also left: " + "; ".join(f"{f['col']} {f['side']} (known at {f['known']:,})"
                                               for f in me["findings"][shown:]))
-    out.append("test episodes: " + (me["pattern"][1] or "the test return stayed in the band"))
+    out.append("test episodes: " + (me["pattern"][1] if me["pattern"][0] else
+                                    "TestEpLen is not in this file" if "TestEpLen" in run["missing"]
+                                    else "the test return stayed in the band"))
     return out
 
 

@@ -36,20 +36,17 @@ def scores(refs, others, nearest, cap, columns):
     """(limit, the healthy run at it, {healthy seed: score}, {other run's name: score}), with
     diagnose.py's distance (its spreads and steps), the cap and columns given, and a score the
     mean distance to the ``nearest`` healthy runs of other seeds."""
-    check, diagnose.CAP = diagnose.Consistency(refs), cap
-    try:
-        tables = {id(r): {c: v for c, v in diagnose.curves(r, check.steps).items() if c in columns}
-                  for r in refs + others}
+    check = diagnose.Consistency(refs, cap=cap)
+    tables = {id(r): {c: v for c, v in diagnose.curves(r, check.steps).items() if c in columns}
+              for r in refs + others}
 
-        def score(run):  # another seed's healthy runs only (a variant shares its seed's warm-up)
-            ds = sorted(check.distance(tables[id(run)], tables[id(h)]) for h in refs
-                        if h is not run and seed(h) != seed(run))
-            return float(np.mean(ds[:nearest]))
+    def score(run):  # another seed's healthy runs only (a variant shares its seed's warm-up)
+        ds = sorted(check.distance(tables[id(run)], tables[id(h)]) for h in refs
+                    if h is not run and seed(h) != seed(run))
+        return float(np.mean(ds[:nearest]))
 
-        healthy = {seed(h): score(h) for h in refs}
-        other = {name(o): score(o) for o in others}
-    finally:
-        diagnose.CAP = CHOSEN["cap"]
+    healthy = {seed(h): score(h) for h in refs}
+    other = {name(o): score(o) for o in others}
     at = max(healthy, key=healthy.get)
     return healthy[at], at, healthy, other
 

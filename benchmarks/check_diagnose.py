@@ -23,9 +23,12 @@ for nothing else) against all the healthy runs, and each committed mistake or ab
 own seed's runs left out, with what each rule names.
 """
 import argparse
+import math
 import os
 import re
 import sys
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -35,12 +38,48 @@ CHOOSE, TEST = {0, 1, 2, 10, 11, 12, 13, 14}, {15, 16, 17, 18, 19}
 WINDOWS, KS = (1, 2), (2, 2.5, 3, 3.5, 4, 5)
 
 
+def upper_bound(k, n, confidence=0.95):
+    """The exact one-sided upper bound on a rate seen k times in n (Clopper-Pearson)."""
+    if k >= n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(60):  # bisection on P(X <= k | p) = 1 - confidence
+        p = (lo + hi) / 2
+        cdf = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        lo, hi = (p, hi) if cdf > 1 - confidence else (lo, p)
+    return hi
+
+
+def signature(run, refs, env):
+    """The band rule's signs of ``run``: the (column, side) pairs that left the band, and the
+    kind of its test episodes' pattern."""
+    d = diagnose.diagnose(run, refs, env)
+    kind = d["pattern"][2]
+    return {(f["col"], f["side"]) for f in d["findings"]} | ({("pattern", kind)} if kind is not None
+                                                             else set())
+
+
+def compare(run, refs, others, env):
+    """The band rule's naming: the run's signs, the other committed runs' signs by variant
+    (the run itself left out; only the columns the run has), the variant whose seeds overlap
+    its signs most (intersection over union, averaged over its seeds) or None, and every
+    variant's overlap."""
+    me, groups = signature(run, refs, env), {}
+    for o in others:
+        if not diagnose.same_run(o, run):
+            groups.setdefault(diagnose.variant(o, env), []).append(
+                {s for s in signature(o, refs, env) if s[0] in run["data"] or s[0] == "pattern"})
+    score = {v: np.mean([len(me & s) / len(me | s) for s in sigs]) for v, sigs in groups.items() if me}
+    best = max(score, key=lambda v: (score[v], len(groups[v])), default=None)
+    return me, groups, (best if best and score[best] > 0 else None), score
+
+
 def seed(run):
     return int(re.search(r"_s(\d+)$", run["path"].rstrip("/")).group(1))
 
 
 def rate(k, n):
-    return f"{k} of {n} (95% upper bound {diagnose.upper_bound(k, n):.0%})"
+    return f"{k} of {n} (95% upper bound {upper_bound(k, n):.0%})"
 
 
 def per_column(per_col, n):
@@ -77,8 +116,8 @@ def test(refs):
 
 def named_first(run, refs, others, env):
     """What diagnose names first: 'healthy', the closest variant, or 'no committed run'."""
-    me, groups, best, _ = diagnose.compare(run, refs, others, env)
-    return ("healthy" if not me["findings"] else best or "no committed run"), me, groups
+    me, groups, best, _ = compare(run, refs, others, env)
+    return ("healthy" if not me else best or "no committed run"), me, groups
 
 
 def table(env, refs, others):
@@ -89,8 +128,9 @@ def table(env, refs, others):
         named, me, groups = named_first(run, use, others, env)
         su = dict(run, data={k: v for k, v in run["data"].items() if k != "TestQBias"},
                   missing=run["missing"] + ["TestQBias"])
-        first = me["findings"][0] if me["findings"] else None
-        same = sum(s == me["signature"] for s in groups.get(own, [])) if own != "TD3" else None
+        fs = diagnose.findings(run, use)
+        first = fs[0] if fs else None
+        same = sum(s == me for s in groups.get(own, [])) if own != "TD3" else None
         rows.append(dict(run=os.path.basename(run["path"]), own=own, named=named,
                          match=(named == "healthy") if own == "TD3" else (named == own),
                          su_named=named_first(su, use, others, env)[0],
@@ -123,7 +163,7 @@ def verdicts(run, refs, others, env):
     committed runs of ``run``'s seed left out of the naming."""
     fs = diagnose.findings(run, refs)
     mine = [o for o in others if seed(o) != seed(run)]
-    band_named = diagnose.compare(run, refs, [o for o in others if o is not run], env)[2]
+    band_named = compare(run, refs, [o for o in others if o is not run], env)[2]
     check = diagnose.Consistency(refs)
     v = check.judge(run)
     alike = check.resemblance(v, mine, env) if not v["consistent"] else []

@@ -95,28 +95,27 @@ def test_the_false_alarms_in_docs_are_the_rules(walker):
     assert f"false alarms {check_diagnose.rate(k, n)}" in docs
 
 
+def named(run, refs, others):
+    """(verdict, the consistency rule's list of (ratio, variant, runs)) with the committed runs
+    of ``run``'s seed left out, as the command does."""
+    check = diagnose.Consistency(refs)
+    v = check.judge(run)
+    mine = [o for o in others if o["seed"] != run["seed"] and not diagnose.same_run(o, run)]
+    return v, check.resemblance(v, mine, "BipedalWalker-v3")
+
+
 def test_the_broadcast_is_named_with_its_own_seed_left_out(walker):
-    refs, others = walker
     for seed in (0, 1):
-        run = porting_run("column_critics", seed)
-        me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
-        assert best == "column_critics"
-        assert len(groups["column_critics"]) == 1  # only the other seed
-        assert ("StdQ1Vals", "below") in me["signature"]
-        # Its test return falls below the band only late (from about 115,000 steps), and
-        # its test episodes fall at once there.
+        v, alike = named(porting_run("column_critics", seed), *walker)
+        assert not v["consistent"]
+        assert alike[0][1:] == ("column_critics", 1) and alike[0][0] < 0.5  # the other seed
 
 
 def test_the_authors_settings_without_the_floor_are_named_with_their_seed_left_out(walker):
-    refs, others = walker
     for seed in (0, 1):
-        run = porting_run("authors_defaults", seed)
-        me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
-        assert best == "authors_defaults" and len(groups["authors_defaults"]) == 1
-        assert ("LossQ", "above") in me["signature"]
-        # (Its test-episode pattern is printed only while the test return is outside the
-        # healthy spread; with the slow healthy seeds committed later, seed 0's return stays
-        # inside it.)
+        v, alike = named(porting_run("authors_defaults", seed), *walker)
+        assert not v["consistent"]
+        assert alike[0][1:] == ("authors_defaults", 1) and alike[0][0] < 0.8
 
 
 def test_command_says_not_consistent_then_names_the_broadcast(walker):
@@ -126,7 +125,7 @@ def test_command_says_not_consistent_then_names_the_broadcast(walker):
     assert lines[3].startswith("NOT CONSISTENT with correct TD3")
     assert lines[4].startswith("farthest from it in: StdQ1Vals")
     assert lines[5].startswith("closest committed mistake: the (B, B) broadcast of (B, 1) "
-                               "critics, at 0.2")  # its other seed, far closer than TD3
+                               "critics: this run is 0.2")  # its other seed, far closer than TD3
     assert lines[6] == ("A resemblance, not a cause: check that every tensor in the target is "
                         "(B,), not (B, 1) (notebook 4).")
     first = next(i for i, ln in enumerate(lines) if ln.startswith("StdQ1Vals below the healthy band"))
@@ -248,9 +247,11 @@ def test_compared_only_where_enough_healthy_runs_have_data():
 
 
 def test_the_upper_bound_of_a_rate():
-    assert diagnose.upper_bound(0, 13) == pytest.approx(1 - 0.05 ** (1 / 13), abs=1e-6)  # 0.206
-    assert diagnose.upper_bound(2, 5) == pytest.approx(0.8107, abs=1e-3)
-    assert diagnose.upper_bound(5, 5) == 1.0
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    from check_diagnose import upper_bound
+    assert upper_bound(0, 13) == pytest.approx(1 - 0.05 ** (1 / 13), abs=1e-6)  # 0.206
+    assert upper_bound(2, 5) == pytest.approx(0.8107, abs=1e-3)
+    assert upper_bound(5, 5) == 1.0
 
 
 def curve(values, seed, col="AverageTestEpRet", steps=5000):
@@ -269,6 +270,7 @@ def test_the_distance_is_in_healthy_spreads_and_capped():
     far = np.full(10, 1.0)
     far[0] = 1e6  # one epoch far out adds at most CAP
     assert check.judge(curve(far, 7))["score"] == pytest.approx(diagnose.CAP / 10)
+    assert diagnose.Consistency(refs, cap=3).judge(curve(far, 7))["score"] == pytest.approx(0.3)
 
 
 def test_a_healthy_run_of_the_runs_own_seed_is_left_out():
@@ -290,6 +292,22 @@ def test_a_short_run_is_judged_on_its_own_steps():
     assert list(short["steps"]) == [5000, 10000, 15000, 20000, 25000]
     assert short["limit"] == pytest.approx(0.1 / check.spread["AverageTestEpRet"])
     assert check.judge(curve(np.full(20, 1.5), 9))["limit"] > 5 * short["limit"]
+
+
+def test_the_limit_uses_each_column_where_the_run_has_it():
+    """A run without a column's first half: the healthy runs that set its limit are cut the
+    same way, column by column, so their early differences in that column do not count."""
+    refs = []
+    for s, (a, b_early) in enumerate(((1.0, 0.0), (1.1, 5.0), (0.95, -5.0))):
+        r = curve(np.full(10, a), s)
+        r["data"]["LossQ"] = np.r_[np.full(5, 10 ** b_early), np.ones(5)]  # apart, then equal
+        refs.append(r)
+    check = diagnose.Consistency(refs)
+    run = curve(np.full(10, 1.0), 9)
+    run["data"]["LossQ"] = np.r_[np.full(5, np.nan), np.ones(5)]
+    v = check.judge(run)
+    spread = check.spread["AverageTestEpRet"]
+    assert v["limit"] == pytest.approx((0.1 / spread + 0) / 2)  # 1.1's nearest, LossQ's late half
 
 
 def test_another_epoch_length_is_compared_at_the_healthy_steps(walker):
@@ -321,6 +339,90 @@ def test_words_for_the_test_episodes_are_the_envs():
     assert name(1000, "LunarLanderContinuous-v3", 1000) == "hovers"
     assert name(500, "LunarLanderContinuous-v3", 1000) == "ends midway"
     assert name(500, "MyEnv-v0", 1000) == "ends midway"
+    walks = fake(np.full(10, 800.0), "TestEpLen")
+    walks["data"]["AverageTestEpRet"] = np.full(10, 150.0)  # ends midway with a good return
+    assert diagnose.pattern(dict(walks, max_ep_len=1600), refs, left, "BipedalWalker-v3")[0] \
+        == "walks, ends midway"
+
+
+def test_a_logged_nan_stays_nan_and_other_steps_are_read_between_epochs():
+    refs = [curve(np.full(10, v), s) for s, v in enumerate((1.0, 1.2, 0.9))]
+    check = diagnose.Consistency(refs)
+    values = np.full(10, 1.0)
+    values[4] = np.nan  # logged at 25,000 steps as NaN: not filled in from its neighbours
+    table = diagnose.curves(curve(values, 7), check.steps)["AverageTestEpRet"]
+    assert np.isnan(table[4]) and not np.isnan(table[[3, 5]]).any()
+    half = diagnose.curves(curve(np.arange(20.0), 7, steps=2500), check.steps)["AverageTestEpRet"]
+    assert half[0] == 1.0 and half[-1] == 19.0  # 5,000 and 50,000: its own epochs 2 and 20
+
+
+def test_a_column_the_same_in_every_healthy_run_is_left_out():
+    """Pendulum-v1's episodes are always 200 steps: EpLen has no spread to measure in, and
+    would turn every distance into NaN (and every run into 'not consistent')."""
+    refs = [diagnose.load_run(os.path.join(ROOT, "results", "Pendulum-v1", f"td3-Pendulum-v1_s{s}"))
+            for s in (0, 1, 2)]
+    check = diagnose.Consistency(refs)
+    assert "EpLen" not in check.spread and "TestEpLen" not in check.spread
+    run = dict(refs[1], seed=None, data=dict(refs[1]["data"]))
+    run["data"]["AverageTestEpRet"] = run["data"]["AverageTestEpRet"] * 1.01
+    v = check.judge(run)
+    assert np.isfinite(v["score"]) and np.isfinite(v["limit"]) and v["consistent"]
+
+
+def test_healthy_runs_all_of_the_runs_seed_are_still_compared():
+    refs = [curve(np.full(10, v), 3) for v in (1.0, 1.2, 0.9)]  # every one of seed 3
+    v = diagnose.Consistency(refs).judge(curve(np.full(10, 1.1), 3))
+    assert v["score"] == pytest.approx(0.1 / np.std([1.0, 1.2, 0.9], ddof=1))
+
+
+def test_a_mistake_equal_to_a_healthy_run_on_its_columns_resembles_nothing_there():
+    """A one-critic run has no Q2 - Q1: a run that differs from a healthy run only there is at
+    distance 0 on the one-critic run's columns, which names nothing (and divides by nothing)."""
+    a = dict(curve(np.full(10, 1.0), 0), env=None)
+    a["data"]["Q2 - Q1"] = np.zeros(10)
+    refs = [dict(a, seed=0), dict(curve(np.full(10, 1.2), 1), **{}), dict(curve(np.full(10, 0.9), 2))]
+    for r, q in zip(refs[1:], (0.001, -0.001)):
+        r["data"]["Q2 - Q1"] = np.full(10, q)
+    check = diagnose.Consistency(refs)
+    run = dict(curve(np.full(10, 1.0), 9))
+    run["data"]["Q2 - Q1"] = np.full(10, 0.05)  # far out in one column only
+    one_critic = dict(curve(np.full(10, 1.0), 5), exp_name="td3-X-no_twin")
+    v = check.judge(run)
+    assert check.resemblance(v, [one_critic], "X") == [(np.inf, "no_twin", 1)]
+
+
+def test_reference_runs_with_no_step_in_common_are_one_line(tmp_path):
+    refs = tmp_path / "refs"
+    for s, steps in ((0, 5000), (1, 4000), (2, 3000)):
+        write_progress(refs / f"s{s}", ["TotalEnvInteracts", "AverageTestEpRet"],
+                       [[str(steps * k), "1.0"] for k in (1, 2)])
+    run = write_progress(tmp_path / "run", ["TotalEnvInteracts", "AverageTestEpRet"],
+                         [["5000", "2.0"], ["10000", "2.0"]])
+    msg = one_line_error(*run_cli(run, "--env", "MyEnv-v0", "--reference", refs, script="diagnose.py"))
+    assert "share no logged env step" in msg
+
+
+def test_rows_that_do_not_rise_are_one_line(tmp_path):
+    run = write_progress(tmp_path / "run", ["TotalEnvInteracts", "AverageTestEpRet"],
+                         [["5000", "1.0"], ["10000", "1.0"], ["5000", "2.0"]])
+    msg = one_line_error(*run_cli(run, "--env", "BipedalWalker-v3", script="diagnose.py"))
+    assert "TotalEnvInteracts does not rise" in msg
+
+
+def test_three_references_give_no_false_alarm_count(walker):
+    """Each of three healthy runs against the other two has fewer than MIN_REFS at a step:
+    the band's false alarms are not measurable, and the report says so."""
+    refs = [r for r in walker[0] if r["seed"] in (10, 11, 12)]
+    run = next(r for r in walker[0] if r["seed"] == 19)
+    lines = diagnose.report(run, refs, [], "BipedalWalker-v3")
+    assert lines[3].startswith("CONSISTENT") and "not measurable with 3 runs" in lines[-1]
+
+
+def test_a_file_without_test_episode_lengths_says_so(tmp_path, walker):
+    copy = spinning_up_copy(COLUMN_S0, tmp_path / "su", drop=lambda c: c.startswith(("TestQ", "TestEpLen")))
+    code, out, err = run_cli(copy, "--env", "BipedalWalker-v3", script="diagnose.py")
+    assert code == 0, err
+    assert out.splitlines()[-1] == "test episodes: TestEpLen is not in this file"
 
 
 # ------------------------------------------------------------------------------------------
@@ -353,15 +455,9 @@ def test_spinning_up_names_without_average_or_std_columns(tmp_path, walker):
     run = diagnose.load_run(str(copy))
     assert run["missing"] == ["StdQ1Vals", "TestQBias"]
     assert {"AverageTestEpRet", "AverageQ1Vals", "Q2 - Q1"} <= set(run["data"])
-    me, groups, best, _ = diagnose.compare(run, refs, others, "BipedalWalker-v3")
-    assert best == "column_critics"
-    # The committed runs are matched on the columns this file has: no signature holds
-    # StdQ1Vals or TestQBias, and the other seed shares this file's critic signs.
-    assert not any(c in ("StdQ1Vals", "TestQBias") for sigs in groups.values()
-                   for sig in sigs for c, _ in sig)
-    critic = {("AverageQ1Vals", "below"), ("LossPi", "above")}
-    (other,) = groups["column_critics"]  # the committed seed that is not this file
-    assert critic <= set(me["signature"]) and critic <= set(other)
+    v, alike = named(run, refs, others)  # no config.json: no seed; its committed copy left out
+    assert v["columns"] == [c for c in diagnose.COLUMNS if c not in run["missing"]]
+    assert not v["consistent"] and alike[0][1:] == ("column_critics", 1) and alike[0][0] < 0.5
 
 
 # ------------------------------------------------------------------------------------------
