@@ -389,12 +389,14 @@ def report(run, refs, others, env, shown=4):
     v = check.judge(run)
     name = lambda k: VARIANTS.get(k, (k,))[0]
     seed = lambda r: f"seed {r['seed']}" if r.get("seed") is not None else os.path.basename(r["path"])
-    left_out = [c for c in COLUMNS if c in run["data"] and c not in v["columns"]]
+    empty = [c for c in COLUMNS if c in run["data"] and np.all(np.isnan(run["data"][c]))]
+    flat = [c for c in COLUMNS if c in run["data"] and c not in check.spread and c not in empty]
     out = [head, f"compared with {len(refs)} healthy TD3 runs at {v['steps'][0]:,.0f} to "
                  f"{v['steps'][-1]:,.0f} env steps, on {len(v['columns'])} columns"
            + (f" (not in this file: {', '.join(run['missing'])})" if run["missing"] else "")
-           + (f" (the same in every healthy run, so not measurable: {', '.join(left_out)})"
-              if left_out else ""),
+           + (f" (no value in this file: {', '.join(empty)})" if empty else "")
+           + (f" (the same in every healthy run, so not measurable: {', '.join(flat)})"
+              if flat else ""),
            f"distance to the nearest healthy run ({seed(v['nearest'])}): {v['score']:.2f} healthy "
            f"spreads; the limit: {v['limit']:.2f}, the farthest any healthy run lies from its "
            f"nearest other ({seed(v['at_limit'])}; they lie {min(v['healthy']):.2f} to "

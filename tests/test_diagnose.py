@@ -369,6 +369,18 @@ def test_a_column_the_same_in_every_healthy_run_is_left_out():
     assert np.isfinite(v["score"]) and np.isfinite(v["limit"]) and v["consistent"]
 
 
+def test_the_report_says_why_a_column_was_not_compared(walker):
+    """A single critic logs no Q2: its Q2 - Q1 is empty in the file, not 'the same in every
+    healthy run' (that is Pendulum-v1's fixed episode length)."""
+    one = next(o for o in walker[1] if diagnose.variant(o, "BipedalWalker-v3") == "no_twin")
+    line = diagnose.report(one, walker[0], [], "BipedalWalker-v3")[1]
+    assert line.endswith("on 9 columns (no value in this file: Q2 - Q1)")
+    pendulum = [diagnose.load_run(os.path.join(ROOT, "results", "Pendulum-v1", f"td3-Pendulum-v1_s{s}"))
+                for s in (0, 1, 2)]
+    line = diagnose.report(dict(pendulum[0], seed=None), pendulum, [], "Pendulum-v1")[1]
+    assert line.endswith("(the same in every healthy run, so not measurable: TestEpLen, EpLen)")
+
+
 def test_healthy_runs_all_of_the_runs_seed_are_still_compared():
     refs = [curve(np.full(10, v), 3) for v in (1.0, 1.2, 0.9)]  # every one of seed 3
     v = diagnose.Consistency(refs).judge(curve(np.full(10, 1.1), 3))
