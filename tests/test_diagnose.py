@@ -193,6 +193,7 @@ def test_the_rules_figures_in_docs_are_the_rules(walker):
         named += (not v["consistent"] and alike[0][0] < 1
                   and alike[0][1] == diagnose.variant(o, "BipedalWalker-v3"))
     assert f"consistency rule {named} of {len(others)}" in docs
+    assert f"how strongly ({named} of {len(others)} named as their own)" in readme
 
 
 # ------------------------------------------------------------------------------------------
