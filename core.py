@@ -133,16 +133,19 @@ def clipped_double_q_target(r, d, q1_targ, q2_targ, gamma, twin=True):
 # noisy action is clipped back into the env's bounds. Noise scales are in units of the
 # action half-range, so target_noise=0.2 means 20% of (high - low) / 2 on every env.
 # ---------------------------------------------------------------------------------------
-def smoothed_target_action(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale):
+def smoothed_target_action(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale,
+                           normal=None):
     """Trick 3's target action a' = clip(pi_targ(s') + act_scale * clip(eps, -c, c), low, high),
     eps ~ N(0, target_noise^2), with c = noise_clip; the TD target is then taken at (s', a').
 
     ``pi_targ`` is (B, act_dim); ``act_low``/``act_high``/``act_scale`` are (act_dim,)
     tensors. ``target_noise=0`` (the ``--no_smoothing`` ablation) returns ``pi_targ``.
+    ``normal``: the N(0, 1) draws to use, (B, act_dim), for check_port.py to give a port and
+    td3.py the same noise; None draws them here.
     """
     if target_noise == 0:
         return pi_targ
-    eps = torch.randn_like(pi_targ) * target_noise
+    eps = (torch.randn_like(pi_targ) if normal is None else normal) * target_noise
     eps = eps.clamp(-noise_clip, noise_clip) * act_scale
     return torch.max(torch.min(pi_targ + eps, act_high), act_low)
 

@@ -23,6 +23,7 @@ import warnings
 import numpy as np
 
 import logger  # progress.txt's one parser
+import variants
 from cli import ArgumentParser, UserError, run_main
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -32,24 +33,9 @@ MIN_REFS = 3  # healthy runs with data at a step, for the step to be compared
 COLUMNS = ["AverageTestEpRet", "TestEpLen", "AverageEpRet", "EpLen", "AverageQ1Vals",
            "StdQ1Vals", "Q2 - Q1", "LossQ", "LossPi", "TestQBias"]
 LOG, SYMLOG = ("LossQ", "StdQ1Vals"), ("AverageQ1Vals", "LossPi")
-# The committed variants (exp_name td3-<env>-KEY): what each is, and where to read about it.
-VARIANTS = {
-    "q2_own_target": ("Q2 regressing onto its own target",
-                      "check that both critics regress onto one target (notebook 4)"),
-    "column_critics": ("the (B, B) broadcast of (B, 1) critics",
-                       "check that every tensor in the target is (B,), not (B, 1) (notebook 4)"),
-    "shared_noise": ("one smoothing-noise vector per batch",
-                     "check that the target noise is drawn per sample, (B, act_dim) (notebook 4)"),
-    "truncation_as_death": ("truncation stored as death",
-                            "check that done is terminated, never truncated (notebook 4)"),
-    "polyak_as_tau": ("tau passed as --polyak", "check that polyak is 1 - tau (notebook 4)"),
-    "authors_defaults": ("the TD3 authors' settings without the reward floor",
-                         "check the discount, the learning rates and the reward floor (notebook 4)"),
-    "no_twin": ("one critic (trick 1 off)", "check that the target takes the smaller of two critics (notebook 2, trick 1)"),
-    "no_delay": ("no policy delay (trick 2 off)", "check that the actor updates once per policy_delay critic updates (notebook 2, trick 2)"),
-    "no_smoothing": ("no target smoothing (trick 3 off)", "check that clipped noise is added to the target action (notebook 2, trick 3)"),
-    "no_twin-no_delay-no_smoothing": ("DDPG (all three tricks off)", "check each of the three tricks (notebook 2)"),
-}
+# The committed variants by their run names' suffix (td3-<env>-KEY): words from variants.py.
+VARIANTS = {variants.run_suffix(name): (v.label, variants.advice(name))
+            for name, v in variants.TABLE.items() if v.kind != "td3"}
 
 
 def load_run(path):

@@ -22,24 +22,12 @@ import numpy as np
 from matplotlib.colors import is_color_like, to_hex, to_rgb
 
 import logger  # progress.txt's one parser; neither it nor cli.py imports torch
+import variants
 from cli import ArgumentParser, UserError, run_main
 
 
-# One colour per variant, in every figure of the project (sweep.py's variant names).
-VARIANT_COLORS = {
-    "td3": "#1f77b4",                  # blue: all three tricks on
-    "no_twin": "#ff7f0e",              # orange: one critic
-    "no_delay": "#2ca02c",             # green
-    "no_smoothing": "#9467bd",         # purple
-    "ddpg": "#d62728",                 # red: all three off
-    "column_critics": "#8c564b",       # brown: (B, 1) critics, (B, B) targets
-    "authors_defaults": "#7f7f7f",     # grey: the TD3 authors' settings, no reward floor
-    "polyak_as_tau": "#bcbd22",        # olive: tau passed as --polyak
-    "q2_own_target": "#e377c2",        # pink
-    "shared_noise": "#17becf",         # cyan: one noise vector per batch
-    "truncation_as_death": "#8c6d31",  # ochre
-}
-_ABLATION_NAMES = {"no_twin-no_delay-no_smoothing": "ddpg"}  # td3.py's name for all three off
+# One colour per variant, in every figure of the project (variants.py's table).
+VARIANT_COLORS = variants.colors()
 
 
 def variant_of(name):
@@ -53,7 +41,7 @@ def variant_of(name):
     rest = m.group(1)
     if rest is None:
         return "td3"
-    rest = _ABLATION_NAMES.get(rest, rest)
+    rest = variants.from_suffix(rest)
     return rest if rest in VARIANT_COLORS else None
 
 

@@ -28,12 +28,10 @@ import cli
 import runs
 import td3
 from logger import format_seconds, read_table
-from notebooks.port_mistakes import RUNS as MISTAKES
+import variants
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VARIANTS = {"td3": [], "no_twin": ["--no_twin"], "no_delay": ["--no_delay"],
-            "no_smoothing": ["--no_smoothing"],
-            "ddpg": ["--no_twin", "--no_delay", "--no_smoothing"], **MISTAKES}
+VARIANTS = {name: v.options for name, v in variants.runnable().items()}  # variants.py's table
 # td3.py options that sweep.py sets for each run itself, and what to do instead.
 OWN_OPTIONS = {"--seed": "give the seeds with --seeds", "-s": "give the seeds with --seeds",
                **dict.fromkeys(("--no_twin", "--no_delay", "--no_smoothing"), "pick them with --variants"),
@@ -60,7 +58,8 @@ def parse_args(argv=None):
     p.add_argument("--seeds", nargs="+", type=int, required=True, help="e.g. 0 1 2 3 4")
     p.add_argument("--variants", nargs="+", default=["td3"], choices=list(VARIANTS),
                    help="td3, one trick off (no_twin, no_delay, no_smoothing), all off "
-                        "(ddpg), or a port's mistake: " + ", ".join(MISTAKES))
+                        "(ddpg), or a port's mistake: " + ", ".join(
+                        n for n, v in variants.runnable().items() if v.kind in ("mistake", "setting")))
     p.add_argument("--data_dir", default="data", help="where the run directories go")
     p.add_argument("--address", help="a running Ray cluster, HOST:PORT or auto (default: a "
                                      "private Ray instance on this machine)")
@@ -92,7 +91,8 @@ def plan_runs(args, td3_options):
     for seed in dict.fromkeys(args.seeds):
         for env_id, env in envs.items():
             for variant in dict.fromkeys(args.variants):
-                name = ["--exp_name", f"td3-{env_id}-{variant}"] if variant in MISTAKES else []
+                kind = variants.TABLE[variant].kind
+                name = ["--exp_name", f"td3-{env_id}-{variant}"] if kind in ("mistake", "setting") else []
                 argv = ["--env", env_id, "--seed", str(seed), *td3_options, *VARIANTS[variant],
                         *name, "--data_dir", args.data_dir, "--threads", "1"]
                 cmd = cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)

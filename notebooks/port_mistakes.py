@@ -11,9 +11,10 @@ so one run can carry exactly one mistake and nothing else changes:
 Two more mistakes are settings, not code: the Polyak weight confused with the paper's tau
 (``--polyak 0.005``: the targets are 99.5% the live networks, nearly a copy every update),
 and the TD3 authors' discount and learning rates with BipedalWalker-v3's raw -100 fall
-penalty (``--gamma 0.99 --pi_lr 3e-4 --q_lr 3e-4 --no_reward_floor``). ``RUNS`` lists all six
-as td3.py options; ``python sweep.py --variants q2_own_target ...`` runs them, each under
-the name ``td3-<env>-<mistake>``.
+penalty (``--gamma 0.99 --pi_lr 3e-4 --q_lr 3e-4 --no_reward_floor``). variants.py holds
+every mistake's words and td3.py options; ``python sweep.py --variants q2_own_target ...``
+runs them, each under the name ``td3-<env>-<mistake>``. check_port.py replays a port's
+update with each of them in place of td3.py's piece, to name the one the port made.
 """
 import torch
 
@@ -27,6 +28,13 @@ def q2_own_target(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
     return ((q1 - y) ** 2).mean() + ((q2 - y2) ** 2).mean()
 
 
+def q2_next_value(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: Q2 regresses onto Q2'(s', a') itself, reward and discount
+    left out (the classic TensorFlow port's ``MSE(value2, target_value2)``)."""
+    y = core.clipped_double_q_target(r, d, q1_targ, q2_targ, gamma)
+    return ((q1 - y) ** 2).mean() + ((q2 - q2_targ) ** 2).mean()
+
+
 def column_critics(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
     """Replaces td3.critic_loss: critics that return (B, 1), as Keras Dense(1) does, against
     (B,) rewards. (B,) + (B, 1) broadcasts to (B, B), so every target pairs one sample's
@@ -38,10 +46,11 @@ def column_critics(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
     return ((v1 - y) ** 2).mean() + ((v2 - y) ** 2).mean()     # (B, 1) - (B, B) -> (B, B)
 
 
-def shared_noise(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale):
+def shared_noise(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale, normal=None):
     """Replaces core.smoothed_target_action: one noise vector, drawn once per batch (as
     ``tf.random.normal([act_dim])`` does), shifts every target action the same way."""
-    eps = torch.randn(1, pi_targ.shape[1], device=pi_targ.device) * target_noise
+    normal = torch.randn(1, pi_targ.shape[1], device=pi_targ.device) if normal is None else normal[:1]
+    eps = normal * target_noise
     eps = eps.clamp(-noise_clip, noise_clip)
     return torch.max(torch.min(pi_targ + eps * act_scale, act_high), act_low)
 
@@ -51,13 +60,44 @@ def truncation_as_death(terminated, truncated):
     return float(terminated or truncated)
 
 
-MODULE = "notebooks.port_mistakes"
-# Each mistake as td3.py options, one mistake per run.
-RUNS = {
-    "q2_own_target": ["--critic_loss", f"{MODULE}:q2_own_target"],
-    "column_critics": ["--critic_loss", f"{MODULE}:column_critics"],
-    "shared_noise": ["--target_action", f"{MODULE}:shared_noise"],
-    "truncation_as_death": ["--done_flag", f"{MODULE}:truncation_as_death"],
-    "polyak_as_tau": ["--polyak", "0.005"],
-    "authors_defaults": ["--gamma", "0.99", "--pi_lr", "3e-4", "--q_lr", "3e-4", "--no_reward_floor"],
-}
+def summed_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: squared errors summed over the batch instead of averaged."""
+    y = core.clipped_double_q_target(r, d, q1_targ, q2_targ, gamma)
+    return ((q1 - y) ** 2).sum() + ((q2 - y) ** 2).sum()
+
+
+def no_min(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: both critics regress onto Q1' alone (no minimum)."""
+    y = core.clipped_double_q_target(r, d, q1_targ, None, gamma, twin=False)
+    return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+
+
+def done_ignored(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: y = r + gamma * min(Q1', Q2'), bootstrapping past a fall."""
+    y = core.clipped_double_q_target(r, torch.zeros_like(d), q1_targ, q2_targ, gamma)
+    return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+
+
+def discount_on_done(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: y = r + (1 - gamma * d) * min(Q1', Q2')."""
+    y = r + (1 - gamma * d) * torch.min(q1_targ, q2_targ)
+    return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+
+
+def noise_unclipped(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale, normal=None):
+    """Replaces core.smoothed_target_action: the noise is never clipped to +-noise_clip."""
+    return core.smoothed_target_action(pi_targ, target_noise, float("inf"), act_low, act_high,
+                                       act_scale, normal)
+
+
+def action_unclipped(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale, normal=None):
+    """Replaces core.smoothed_target_action: pi_targ + noise is not clipped to the bounds."""
+    inf = torch.full_like(act_low, float("inf"))
+    return core.smoothed_target_action(pi_targ, target_noise, noise_clip, -inf, inf, act_scale,
+                                       normal)
+
+
+def noise_unscaled(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale, normal=None):
+    """Replaces core.smoothed_target_action: the noise in raw units, not action half-ranges."""
+    return core.smoothed_target_action(pi_targ, target_noise, noise_clip, act_low, act_high,
+                                       torch.ones_like(act_scale), normal)

@@ -1,0 +1,187 @@
+"""check_port.py: td3.py and Stable-Baselines3's TD3 pass every piece; each known mistake, as a
+drop-in in td3.py or a switch in the TensorFlow port, is named, and only it; a broken adapter
+is one line and exit 2; a piece an adapter lacks is not checked, never passed."""
+import importlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import check_port
+import variants
+from notebooks import port_mistakes as pm
+from notebooks import td3_port
+
+ROOT = check_port.os.path.dirname(check_port.os.path.dirname(check_port.os.path.abspath(__file__)))
+INSTALL = "pip install -r requirements-ports.txt"
+
+
+def need(module):
+    """The module, or a skip that names the one command that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pytest.skip(f"needs {module}: {INSTALL}")
+
+
+def check(cls, env="BipedalWalker-v3"):
+    lines = []
+    rep = check_port.check(cls, env, out=lines.append)
+    return rep, "\n".join(lines)
+
+
+def status(out, piece):
+    return [line[:11].strip() for line in out.splitlines() if line[12:].startswith(f"{piece}:")]
+
+
+def test_td3_passes_every_piece():
+    rep, out = check(td3_port.Adapter)
+    assert rep.failed == [] and rep.named == [] and rep.unchecked == [], out
+    for piece in ("actor forward", "critics forward", "done flag", "trick 3, target action",
+                  "trick 1, TD target and critic loss", "critics after Adam's step",
+                  "trick 2, actor step", "trick 2, Polyak step", "trick 2, the delay"):
+        assert status(out, piece) == ["PASS"], (piece, out)
+
+
+# Every drop-in of port_mistakes.py, from the variants table: named, and nothing else.
+SWAPS = [(name, v.options[0][2:], v.options[1].split(":")[1]) for name, v in variants.TABLE.items()
+         if v.options and v.options[0] in ("--critic_loss", "--target_action", "--done_flag")]
+
+
+def test_every_drop_in_is_in_the_table():
+    assert {fn for _, _, fn in SWAPS} == {n for n in dir(pm) if callable(getattr(pm, n))
+                                          and getattr(getattr(pm, n), "__module__", "") == pm.__name__}
+
+
+@pytest.mark.parametrize("name,point,fn", SWAPS, ids=[s[0] for s in SWAPS])
+def test_each_drop_in_is_named_and_only_it(name, point, fn):
+    env = "Pendulum-v1" if name == "noise_unscaled" else "BipedalWalker-v3"  # bounds of +-2
+    rep, out = check(td3_port.with_swaps(**{point: getattr(pm, fn)}), env)
+    assert rep.named == [name], out
+    assert rep.failed and f"matches: {variants.TABLE[name].label}" in out
+
+
+@pytest.mark.parametrize("settings,name", [(dict(polyak=0.005), "polyak_as_tau"),
+                                           (dict(gamma=0.99, pi_lr=3e-4, q_lr=3e-4, reward_floor=None),
+                                            "authors_defaults")])
+def test_the_settings_mistakes_are_named_as_settings(settings, name):
+    rep, out = check(td3_port.with_settings(**settings))
+    assert rep.named == [name], out
+    # tau as polyak fails the check; the authors' values are a note, not a mistake of the code
+    assert (rep.failed == ["settings"]) == (name == "polyak_as_tau"), out
+    assert "results/porting" in out  # what the committed runs of it did, read from them
+
+
+def test_a_summed_loss_is_said_with_what_adam_makes_of_it():
+    rep, out = check(td3_port.with_swaps(critic_loss=pm.summed_loss))
+    line = next(l for l in out.splitlines() if "matches: the critic loss summed" in l)
+    assert "Under Adam, measured on this batch" in line and "SGD would step 256 times" in line
+
+
+def test_the_scaling_to_the_bounds_is_said_unchecked_on_unit_bounds():
+    _, out = check(td3_port.Adapter)
+    assert "the scaling to other bounds is not seen" in out
+    _, out = check(td3_port.Adapter, "Pendulum-v1")
+    assert "scaled to the env's bounds" in out
+
+
+# ---- the TensorFlow port in the classic port's shape ----
+@pytest.fixture(scope="module")
+def tf_port():
+    need("tensorflow")
+    from notebooks import tf_port
+    return tf_port
+
+
+def test_the_tensorflow_port_fixed_passes(tf_port):
+    rep, out = check(tf_port.with_mistakes())
+    assert rep.failed == [] and rep.named == [] and rep.unchecked == [], out
+    assert "epsilon 1e-07 (torch's 1e-8)" in out  # Keras's Adam: a note, not a mistake
+
+
+def test_the_classic_port_has_each_of_its_mistakes_named(tf_port):
+    rep, out = check(tf_port.SeedPort)
+    assert sorted(rep.named) == sorted(tf_port.SEED_MISTAKES), out
+    assert status(out, "done flag") == ["DIFFERS"]
+
+
+@pytest.mark.parametrize("mistake", [
+    "authors_defaults", "q2_own_target", "q2_next_value", "column_critics", "shared_noise",
+    "truncation_as_death", "polyak_as_tau", "summed_loss", "no_min", "done_ignored",
+    "discount_on_done", "noise_unclipped", "action_unclipped", "noise_unscaled", "live_target",
+    "targets_every_step", "actor_on_min", "actor_on_q2", "actor_descends", "actor_unscaled",
+    "action_first"])
+def test_each_switch_of_the_tensorflow_port_is_named_and_only_it(tf_port, mistake):
+    assert mistake in tf_port.MISTAKES
+    env = "Pendulum-v1" if mistake in ("noise_unscaled", "actor_unscaled") else "BipedalWalker-v3"
+    rep, out = check(tf_port.with_mistakes(mistake), env)
+    assert rep.named == [mistake], out
+
+
+def test_stable_baselines3_passes_every_piece():
+    need("stable_baselines3")
+    from notebooks import sb3_port
+    rep, out = check(sb3_port.Adapter)
+    assert rep.failed == [] and rep.named == [] and rep.unchecked == [], out
+    # SB3 draws its own target noise: trick 3 is seen by its statistics
+    assert "by its statistics" in out and status(out, "trick 3, target action") == ["PASS"]
+
+
+# ---- a broken adapter: one line, exit 2; a missing piece is not checked ----
+class Broken(td3_port.Adapter):
+    pass
+
+
+def run(spec, *args):
+    p = subprocess.run([sys.executable, "check_port.py", spec, *args], cwd=ROOT,
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("attr,fn,said", [
+    ("critics", lambda self, o, a: 1 / 0, "the adapter's critics raised ZeroDivisionError"),
+    ("actor", lambda self, o: np.zeros((3, 2)), "the adapter's actor returned shape (3, 2), "
+                                               "expected (256, 4)"),
+    ("actor", lambda self, o: np.full((len(o), 4), np.nan), "the adapter's actor returned NaN"),
+    ("get_weights", lambda self: {"pi": []}, "the adapter's get_weights must return a dict with"),
+    ("settings", dict(gamma=0.99), "the adapter's settings lack pi_lr"),
+])
+def test_a_broken_adapter_is_one_line_naming_the_piece(attr, fn, said):
+    cls = type("Bad", (td3_port.Adapter,), {attr: fn})
+    with pytest.raises(check_port.UserError, match="^" + said.replace("(", r"\(").replace(")", r"\)")):
+        check(cls)
+
+
+def test_the_command_line_says_a_broken_adapter_in_one_line(tmp_path):
+    f = tmp_path / "adapter.py"
+    f.write_text("from notebooks.td3_port import Adapter as Base\n"
+                 "class Adapter(Base):\n"
+                 "    def done_flag(self, terminated, truncated):\n"
+                 "        raise RuntimeError('not written yet')\n")
+    code, out, err = run(f"{f}:Adapter")
+    assert code == 2 and err.strip() == ("error: the adapter's done_flag raised RuntimeError: "
+                                         "not written yet"), err
+    code, _, err = run("no_such_module:Adapter")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot load" in err
+
+
+def test_pieces_the_adapter_lacks_are_not_checked_not_passed():
+    cls = type("Few", (), {"settings": td3_port.Adapter.settings, "__init__": td3_port.Adapter.__init__,
+                           "get_weights": td3_port.Adapter.get_weights, "nets": td3_port.Adapter.nets,
+                           "set_weights": td3_port.Adapter.set_weights,
+                           "actor": td3_port.Adapter.actor})
+    rep, out = check(cls)
+    assert status(out, "actor forward") == ["PASS"]
+    for piece in ("critics forward", "done flag", "trick 3, target action", "trick 2, the delay"):
+        assert status(out, piece) == ["NOT CHECKED"], (piece, out)
+    assert rep.failed == []
+
+
+def test_the_command_exits_1_on_a_mistake_and_prints_as_it_goes(tmp_path):
+    f = tmp_path / "adapter.py"
+    f.write_text("from notebooks import port_mistakes\nfrom notebooks.td3_port import with_swaps\n"
+                 "Adapter = with_swaps(critic_loss=port_mistakes.q2_own_target)\n")
+    code, out, err = run(f"{f}:Adapter")
+    assert code == 1, err
+    assert out.splitlines()[0].startswith("checking ") and "named: Q2 regressing onto its own target" in out
