@@ -471,7 +471,13 @@ def done_piece(rep, port):
                  f"td3.py's {want}")
 
 
-TARGET_ACTION_MISTAKES = ("shared_noise", "noise_unclipped", "action_unclipped", "noise_unscaled")
+def swapped_at(point):
+    """The mistakes variants.py runs through this swap point of td3.py, by name."""
+    return [name for name, v in variants.TABLE.items()
+            if v.kind == "mistake" and v.options and v.options[0] == f"--{point}"]
+
+
+TARGET_ACTION_MISTAKES = swapped_at("target_action")
 
 
 def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
@@ -556,8 +562,7 @@ def trick3_statistics(rep, piece, got, ref, same, rng, act_dim, unit):
         rep.line("DIFFERS", piece, said)
 
 
-CRITIC_LOSS_MISTAKES = ("q2_own_target", "q2_next_value", "column_critics", "no_min",
-                        "done_ignored", "discount_on_done")
+CRITIC_LOSS_MISTAKES = swapped_at("critic_loss")
 
 
 def critic_pieces(rep, port, ref, batch, normal, a2):
@@ -630,7 +635,7 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
         return
     cands = [("td3", want)]
     for m in CRITIC_LOSS_MISTAKES:
-        cands.append((m, ref.critic_grads(batch, used, getattr(pm, m))))
+        cands.append((m, ref.critic_grads(batch, used, getattr(pm, m))))  # summed_loss: as td3 x B
     cands.append(("live_target", ref.critic_grads(
         batch, ref.target_action(batch["obs2"], normal, live=True).numpy()
         if exact_noise else used, live=True)))

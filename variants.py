@@ -153,6 +153,10 @@ TABLE = {
         "the critic's input is the concatenation [obs, act]"),
 }
 
+# The mistakes whose committed runs stopped learning (results/porting: no 300 by 150,000 env
+# steps on both seeds, or on one of two for tau as polyak): diagnose.py must flag every seed.
+STOPPING = ("authors_defaults", "column_critics", "polyak_as_tau")
+
 
 def runnable():
     """The variants td3.py can train (sweep.py's choices), in the table's order."""

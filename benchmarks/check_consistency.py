@@ -23,8 +23,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import diagnose  # noqa: E402
-
-STOPPING = ("authors_defaults", "column_critics", "polyak_as_tau")  # mistakes that stop learning
+from variants import STOPPING  # noqa: E402  the mistakes that stop learning
 CHOSEN = dict(nearest=1, cap=10.0, columns=tuple(diagnose.COLUMNS))
 
 

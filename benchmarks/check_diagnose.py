@@ -33,6 +33,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import diagnose  # noqa: E402
+import variants  # noqa: E402
 
 CHOOSE, TEST = {0, 1, 2, 10, 11, 12, 13, 14}, {15, 16, 17, 18, 19}
 WINDOWS, KS = (1, 2), (2, 2.5, 3, 3.5, 4, 5)
@@ -204,7 +205,7 @@ def consistency(env, refs, others):
     var = [r for r in rows if r["kind"] == "variant"]
     print("mistakes that stop learning called not consistent: " + ", ".join(
         f"{r['own']} s{r['seed']} {'yes' if not r['ok'] else 'NO'}" for r in var
-        if r["own"] in ("column_critics", "authors_defaults", "polyak_as_tau")))
+        if r["own"] in variants.STOPPING))
     print(f"named its own variant: band rule {sum(r['band_named'] == r['own'] for r in var)} of "
           f"{len(var)}; consistency rule {sum(r['named'] == r['own'] for r in var)} of {len(var)}")
 

@@ -566,12 +566,15 @@ def newcomer_times(results=os.path.join(ROOT, "results")):
         held = np.minimum(data["AverageTestEpRet"], data["ConfirmEpRet"]) >= 300  # NaN: False
         if held.any():
             solved.append(data["Time"][np.argmax(held)] / 60)
-    seed0 = measure(load(os.path.join(results, env, f"td3-{env}_s0"))[0], 300.0)["steps_to"]
+    seed0_data = load(os.path.join(results, env, f"td3-{env}_s0"))[0]
+    seed0 = measure(seed0_data, 300.0)["steps_to"]
+    seed0_log = seed0_data["Time"][np.argmax(seed0_data["TotalEnvInteracts"] >= seed0)] / 60
     with open(os.path.join(results, "benchmarks", "bench_devices_2cores.txt")) as f:
         loop = f.read().split("\nloop:")[-1]
     alone = float(loop.split("cpu, 2 threads:")[1].split()[0])
     return dict(first=first, solved=solved, rate=float(np.median(rates)), seed0=seed0,
-                alone=alone, seed0_minutes=seed0 / alone / 60, worst_minutes=500_000 / alone / 60)
+                alone=alone, seed0_minutes=seed0 / alone / 60, worst_minutes=500_000 / alone / 60,
+                seed0_log_minutes=seed0_log)
 
 
 def print_times():

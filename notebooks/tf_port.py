@@ -14,6 +14,7 @@ import contextlib
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # TensorFlow's own kernels, no oneDNN notice
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from tensorflow import keras  # noqa: E402
