@@ -17,6 +17,7 @@ Healthy runs: the committed runs named td3-<env>, or --reference. See docs/diagn
 each rule measured and what it cannot see.
 """
 import json
+import math
 import os
 import warnings
 
@@ -331,12 +332,28 @@ class Consistency:
                for t in self.tables]  # the healthy runs where the run has each column
         seed = run.get("seed")
         score, near = self.nearest(me, seed)
-        healthy = [min(self.distance(cut[i], t) for j, t in enumerate(self.tables) if j != i)
-                   for i in range(len(self.refs))]
+        pairs = [[self.distance(cut[i], t) if j != i else np.inf for j, t in enumerate(self.tables)]
+                 for i in range(len(self.refs))]
+        healthy = [min(row) for row in pairs]
         i = int(np.argmax(healthy))
+        diameter = max(d for row in pairs for d in row if np.isfinite(d))
         return dict(score=score, nearest=near, limit=healthy[i], at_limit=self.refs[i],
-                    healthy=healthy, steps=self.steps[have], columns=list(me), table=me,
-                    consistent=score <= healthy[i], seed=seed)
+                    healthy=healthy, diameter=diameter, steps=self.steps[have], columns=list(me),
+                    table=me, consistent=score <= healthy[i], seed=seed)
+
+    def verdict(self, run, others, env):
+        """judge(run), with the verdict of docs/diagnose.md's registered rule: "consistent"
+        (no farther from its nearest healthy run than the limit); else "not consistent" when
+        it is closer to the runs of a committed mistake or ablation than to correct TD3, or
+        farther from its nearest healthy run than the two most different healthy runs lie
+        apart (the diameter); else "unusual": beyond the limit, like no committed mistake,
+        within the healthy runs' own spread, which is where slow healthy seeds land."""
+        v = self.judge(run)
+        v["alike"] = self.resemblance(v, [o for o in others if not same_run(o, run)], env)
+        near_mistake = bool(v["alike"]) and v["alike"][0][0] < 1
+        v["verdict"] = ("consistent" if v["consistent"] else "not consistent"
+                        if near_mistake or v["score"] > v["diameter"] else "unusual")
+        return v
 
     def resemblance(self, verdict, others, env):
         """How much ``verdict``'s run resembles each committed mistake or ablation: for each
@@ -358,6 +375,36 @@ class Consistency:
         return sorted((float(np.mean(v)), k, len(v)) for k, v in out.items())
 
 
+HELDOUT = os.path.join(RESULTS, "heldout")
+
+
+def measured_rate(env, refs, others, heldout=HELDOUT):
+    """The verdicts on the held-out healthy runs of ``env`` (results/heldout/: correct runs the
+    rule was not chosen on), as a line: how often a correct run gets the verdicts above."""
+    runs = runs_under([heldout], env) if os.path.isdir(heldout) else []
+    if not runs:
+        return None
+    check = Consistency(refs)
+    said = [check.verdict(r, others, env)["verdict"] for r in runs]
+    seeds = sorted(r["seed"] for r in runs if r.get("seed") is not None)
+    n, bad, odd = len(runs), said.count("not consistent"), said.count("unusual")
+    return (f"measured on {n} held-out healthy runs (seeds {', '.join(map(str, seeds))}), never "
+            f"used to choose the rule: {bad} called not consistent (95% upper bound "
+            f"{upper95(bad, n):.0%}), {odd} unusual")
+
+
+def upper95(k, n):
+    """The one-sided 95% upper bound on a rate seen k times in n (Clopper-Pearson)."""
+    if k >= n:
+        return 1.0
+    lo, hi = k / n, 1.0
+    for _ in range(60):  # bisection on the binomial tail P(X <= k | p) = 0.05
+        p = (lo + hi) / 2
+        tail = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+        lo, hi = (p, hi) if tail > 0.05 else (lo, p)
+    return hi
+
+
 # ------------------------------------------------------------------------------------------
 # The report, the figure, the command line
 # ------------------------------------------------------------------------------------------
@@ -372,7 +419,7 @@ def report(run, refs, others, env, shown=4):
         return [head, f"not judged yet: the healthy runs are compared at their logged steps "
                       f"({check.steps[0]:,.0f} to {check.steps[-1]:,.0f} env steps), and this run "
                       f"has no value at any of them, nor epochs on both sides of one"]
-    v = check.judge(run)
+    v = check.verdict(run, others, env)
     name = lambda k: VARIANTS.get(k, (k,))[0]
     seed = lambda r: f"seed {r['seed']}" if r.get("seed") is not None else os.path.basename(r["path"])
     empty = [c for c in COLUMNS if c in run["data"] and np.all(np.isnan(run["data"][c]))]
@@ -386,8 +433,8 @@ def report(run, refs, others, env, shown=4):
            f"distance to the nearest healthy run ({seed(v['nearest'])}): {v['score']:.2f} healthy "
            f"spreads; the limit: {v['limit']:.2f}, the farthest any healthy run lies from its "
            f"nearest other ({seed(v['at_limit'])}; they lie {min(v['healthy']):.2f} to "
-           f"{v['limit']:.2f})"]
-    if v["consistent"]:
+           f"{v['limit']:.2f}); the two most different healthy runs lie {v['diameter']:.2f} apart"]
+    if v["verdict"] == "consistent":
         fooled = {}
         for o in (o for o in others if not same_run(o, run)):
             fooled.setdefault(variant(o, env), []).append(check.judge(o)["consistent"])
@@ -404,15 +451,31 @@ def report(run, refs, others, env, shown=4):
             out.append(f"outside the single-column band at some epochs: "
                        f"{', '.join(dict.fromkeys(fired))}; healthy runs do that too ({k})")
         return out
-    out.append(f"NOT CONSISTENT with correct TD3: farther from its nearest healthy run than any "
-               f"healthy run lies from its nearest other (a healthy run lands beyond all "
-               f"{len(refs)} with chance at most 1 in {len(refs) + 1})")
+    alike = v["alike"]
+    if v["verdict"] == "unusual":
+        out.append(f"UNUSUAL, no mistake found: unlike each of the {len(refs)} healthy runs on "
+                   f"these columns (farther than the limit), yet no farther than healthy runs lie "
+                   f"from each other ({v['diameter']:.2f}), and closer to correct TD3 than to any "
+                   "committed mistake or ablation"
+                   + (f" (closest: {name(alike[0][1])}, {alike[0][0]:.2f} times as far)"
+                      if alike and np.isfinite(alike[0][0]) else ""))
+        out.append("slow healthy seeds land here: a late first 300, or a walker that stands to the "
+                   "time limit for a while before it walks. Train on, or compare with more runs "
+                   "of your own settings (--reference)")
+    else:
+        why = ("closer to the runs of a committed mistake or ablation than to correct TD3"
+               if alike and alike[0][0] < 1 else
+               f"farther than the two most different healthy runs lie apart ({v['diameter']:.2f})")
+        out.append(f"NOT CONSISTENT with correct TD3: unlike each of the {len(refs)} healthy runs "
+                   f"on these columns (farther than the limit), and {why}")
+    rate = measured_rate(env, refs, others)
+    if rate:
+        out.append(rate)
     near = check.tables[next(i for i, r in enumerate(refs) if r is v["nearest"])]
     per = sorted(((d, c) for c, d in check.per_column(v["table"], near).items()), reverse=True)
     out.append("farthest from it in: " + ", ".join(
         f"{c} ({'10 or more, capped' if d >= check.cap else f'{d:.1f}'} healthy spreads)"
         for d, c in per[:3]))
-    alike = check.resemblance(v, [o for o in others if not same_run(o, run)], env)
     if not others:
         out.append(f"no committed mistake or ablation run of {env} to compare with")
     elif alike and alike[0][0] < 1:
@@ -423,12 +486,11 @@ def report(run, refs, others, env, shown=4):
                    f"run{'s' * (n > 1)}; 1 = no closer than to correct TD3)"
                    + "".join(f"; then {name(k2)} {r2:.2f}" for r2, k2, _ in alike[1:3] if r2 < 1))
         out.append("A resemblance, not a cause" + (f": {VARIANTS[k][1]}." if k in VARIANTS else "."))
-    else:
+    elif v["verdict"] == "not consistent":
         out.append("no committed mistake or ablation is closer to it than correct TD3 is"
                    + (f" (closest: {name(alike[0][1])}, {alike[0][0]:.2f})"
                       if alike and np.isfinite(alike[0][0]) else "")
-                   + ": a mistake not among the committed ones, or one of theirs that looks "
-                     "different on this seed")
+                   + ": what it is, these runs cannot say; check the update with check_port.py")
     me = diagnose(run, refs, env)
     for f in me["findings"][:shown]:
         word = "upper" if f["side"] == "above" else "lower"

@@ -39,16 +39,7 @@ CHOOSE, TEST = {0, 1, 2, 10, 11, 12, 13, 14}, {15, 16, 17, 18, 19}
 WINDOWS, KS = (1, 2), (2, 2.5, 3, 3.5, 4, 5)
 
 
-def upper_bound(k, n, confidence=0.95):
-    """The exact one-sided upper bound on a rate seen k times in n (Clopper-Pearson)."""
-    if k >= n:
-        return 1.0
-    lo, hi = k / n, 1.0
-    for _ in range(60):  # bisection on P(X <= k | p) = 1 - confidence
-        p = (lo + hi) / 2
-        cdf = sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
-        lo, hi = (p, hi) if cdf > 1 - confidence else (lo, p)
-    return hi
+upper_bound = diagnose.upper95  # the exact one-sided 95% bound (Clopper-Pearson)
 
 
 def signature(run, refs, env):
