@@ -13,6 +13,7 @@ plot.py and diagnose.py start fast:
 import argparse
 import contextlib
 import difflib
+import fcntl
 import importlib
 import inspect
 import json
@@ -63,6 +64,48 @@ def run_main(main):
         if str(e):
             print(e, file=sys.stderr, flush=True)
         sys.exit(130)
+
+
+# ------------------------------------------------------------------------------------------
+# A run directory is held by one process at a time
+# ------------------------------------------------------------------------------------------
+LOCK = "lock"  # in a run directory: which process runs there; locked while it lives
+
+
+def hold_run_dir(run_dir):
+    """Hold ``run_dir`` for this process: returns the open lock file, whose lock lasts until it
+    is closed or the process ends (the OS releases it then, also after a SIGKILL, so a killed
+    run can be resumed). Held by another process: one line naming it, and nothing changed."""
+    os.makedirs(run_dir, exist_ok=True)
+    f = open(os.path.join(run_dir, LOCK), "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or "another process"
+        f.close()
+        raise UserError(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
+                        f"another --exp_name, --seed or --data_dir") from None
+    f.seek(0)
+    f.truncate()
+    f.write(f"process {os.getpid()} ({shlex.join(sys.argv)[:200]})\n")
+    f.flush()
+    return f
+
+
+def run_dir_holder(run_dir):
+    """Who holds ``run_dir`` now (as hold_run_dir wrote it), or None."""
+    path = os.path.join(run_dir, LOCK)
+    if not os.path.exists(path):
+        return None
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            return f.read().strip() or "another process"
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return None
 
 
 # ------------------------------------------------------------------------------------------

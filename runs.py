@@ -51,9 +51,10 @@ import numpy as np
 import torch
 
 import judging
-from cli import Interrupted, UserError, env_arguments, name_of, read_config, run_dir
-from logger import (EpochLogger, ProgressLine, atomic_write, format_seconds, is_temp_file,
-                    read_progress)
+from cli import (Interrupted, UserError, env_arguments, hold_run_dir, name_of, read_config,
+                 run_dir)
+from logger import (DiskFull, EpochLogger, ProgressLine, atomic_write, format_seconds,
+                    is_temp_file, read_progress)
 
 
 # ------------------------------------------------------------------------------------------
@@ -362,7 +363,15 @@ class RunDirectory:
         return set_aside(self.output_dir, self.restart) if self.restart else []
 
     def write(self, name, state):
-        save_checkpoint(state, os.path.join(self.output_dir, name))
+        try:
+            save_checkpoint(state, os.path.join(self.output_dir, name))
+        except DiskFull as e:
+            saved = load_checkpoint(os.path.join(self.output_dir, "ckpt.pt"))["epoch"] \
+                if os.path.exists(os.path.join(self.output_dir, "ckpt.pt")) else None
+            raise UserError(f"{e.strerror}; " + (f"the checkpoint of epoch {saved} is intact: "
+                            f"free space, then python td3.py --resume {self.output_dir}"
+                            if saved else "no checkpoint was written yet: free space and start "
+                            "the run again")) from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -447,6 +456,7 @@ class Run:
             logger_kwargs["output_dir"] = run_dir("data", logger_kwargs["exp_name"], config["seed"])
         self.output_dir = logger_kwargs["output_dir"]
         self.config = c = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
+        self.lock = hold_run_dir(self.output_dir)  # before any check: one process per directory
         self.dir = RunDirectory(self.output_dir, self.config, resume, made_with)
         self.ckpt = self.dir.ckpt
         self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
@@ -525,6 +535,7 @@ class Run:
 
     def __exit__(self, *exc):
         self._ctrl_c.close()
+        self.lock.close()  # the directory is free for the next process (or a later td3() here)
 
     def show_progress(self, t, last_return):
         """The live progress line (redrawn at most twice a second; ~100 ns otherwise)."""

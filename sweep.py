@@ -132,7 +132,8 @@ class RunFailed(Exception):
 
 
 def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
-    """Train or resume one run in a Ray worker: "finished" or "interrupted", or RunFailed.
+    """Train or resume one run in a Ray worker: "finished" or "interrupted", "skipped: ..."
+    when another process holds its directory, or RunFailed.
     The worker imports nothing of the project (torch would cost each worker ~200 MB)."""
     if marker and not os.path.exists(marker):
         raise RunFailed(f"{os.path.dirname(marker)} is not visible on node "
@@ -148,6 +149,9 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
             time.sleep(0.5)
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
+        holder = cli.run_dir_holder(path)  # a td3.py started by hand, or by another sweep
+        if holder:
+            return f"skipped: in use by {holder}"
         # A run that wrote its config.json is resumed: td3.py goes on from its checkpoint,
         # or, if it cannot have written one yet, starts it again, keeping what it wrote (a
         # lost checkpoint is refused, and the run is reported failed with that line).
@@ -269,6 +273,8 @@ def collect(run, ref):
     import ray  # (start_ray imported it)
     try:
         run["state"] = ray.get(ref)
+        if run["state"].startswith("skipped: "):  # another process runs there: left to it
+            run["state"], run["error"] = "skipped", run["state"][len("skipped: "):]
     except ray.exceptions.RayTaskError as e:  # td3.py failed, also on its last retry
         run["state"], run["error"] = "failed", str(e.cause).strip().splitlines()[-1]
     except ray.exceptions.RayError as e:  # its worker or node died, also on the last retry
@@ -291,7 +297,7 @@ def steps_done(plan):
 def progress_line(plan, start_steps, seconds):
     """Runs by state; env steps so far, and the time left at this sweep's rate so far."""
     count = lambda state: sum(r["state"] == state for r in plan)
-    steps, todo = steps_done(plan), [r for r in plan if r["state"] not in ("finished", "failed")]
+    steps, todo = steps_done(plan), [r for r in plan if r["state"] not in ("finished", "failed", "skipped")]
     left = sum(r["total"] for r in todo) - steps_done(todo)
     rate = (steps - start_steps) / max(seconds, 1e-9)
     eta = f"~{format_seconds(left / rate)} left" if rate > 0 else "time left: after the first epochs"

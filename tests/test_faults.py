@@ -2,6 +2,7 @@
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -244,3 +245,92 @@ def test_a_walker_killed_mid_epoch_resumes_to_the_uninterrupted_rows(tmp_path):
     assert code == 0, err
     assert "part from" not in out  # no note that the numbers part from the uninterrupted run
     assert rows_without_time(run) == rows_without_time(tmp_path / "ref" / "ref_s0")
+
+
+# ------------------------------------------------------------------------------------------
+# One process per run directory; a full disk is one line
+# ------------------------------------------------------------------------------------------
+def test_a_second_process_in_a_run_directory_is_refused_and_changes_nothing(tmp_path):
+    """Two terminals into one run directory: the second gets one line naming the process that
+    holds it, exit 2, and the first's files stay its own; killed, the first can be resumed."""
+    long = [*ARGS[:3], 500, *ARGS[4:], "--data_dir", tmp_path, "--exp_name", "x"]
+    first = popen(*long, "--gamma", 0.9)
+    run = tmp_path / "x" / "x_s0"
+    deadline = time.time() + 120
+    while rows_written(run) < 1 and first.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert first.poll() is None, first.communicate()
+    config = (run / "config.json").read_text()
+    second = subprocess.run([sys.executable, "td3.py", *map(str, long[:3]), "2", *map(str, long[4:]),
+                             "--gamma", "0.95"], cwd=ROOT, capture_output=True, text=True)
+    assert second.returncode == 2 and second.stdout == ""
+    said = second.stderr.strip()
+    assert len(said.splitlines()) == 1 and said.startswith(
+        f"error: {run} is in use by process {first.pid} ({os.path.join(ROOT, 'td3.py')} --env ")
+    assert said.endswith("): wait for it to end, or pick another --exp_name, --seed or --data_dir")
+    assert (run / "config.json").read_text() == config
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    code, _, err = run_cli("--resume", run, "--epochs", 2)  # the OS let go of the lock
+    assert code == 0, err
+
+
+def test_resume_and_a_second_resume_at_once(tmp_path):
+    code, _, err = run_cli(*ARGS[:3], 1, *ARGS[4:], "--data_dir", tmp_path, "--exp_name", "x")
+    assert code == 0, err
+    run = tmp_path / "x" / "x_s0"
+    first = popen("--resume", run, "--epochs", 400)
+    deadline = time.time() + 120
+    while rows_written(run) < 2 and first.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    code, out, err = run_cli("--resume", run, "--epochs", 3)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    assert code == 2 and f"is in use by process {first.pid}" in err and len(err.splitlines()) == 1
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB tmpfs: room for one checkpoint and its temp copy, not for two of them."""
+    d = tmp_path / "disk"
+    d.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(d)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"needs root to mount a small tmpfs: {p.stderr.strip()}")
+    yield d
+    subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+def test_a_full_disk_is_one_line_and_the_run_resumes_to_the_same_rows(tmp_path, small_disk):
+    args = ["--env", "Pendulum-v1", "--epochs", 3, "--steps_per_epoch", 1000, "--start_steps", 300,
+            "--update_after", 300, "--num_test_episodes", 1, "--replay_size", 10000]
+    code, _, err = run_cli(*args, "--data_dir", tmp_path / "ref", "--exp_name", "x")
+    assert code == 0, err
+    code, out, err = run_cli(*args, "--data_dir", small_disk, "--exp_name", "x")
+    run = small_disk / "x" / "x_s0"
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert re.match(rf"error: no space left on the disk for {re.escape(str(run))}/(ckpt|best)\.pt: "
+                    r"it needs about \d+\.\d MB, \d+\.\d MB are free; the checkpoint of epoch \d is "
+                    rf"intact: free space, then python td3.py --resume {re.escape(str(run))}$", err.strip()), err
+    assert not [n for n in os.listdir(run) if ".tmp" in n]  # the temp file is gone
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    code, _, err = run_cli("--resume", run)
+    assert code == 0, err
+    assert rows_without_time(run) == rows_without_time(tmp_path / "ref" / "x" / "x_s0")
+
+
+def test_a_sweep_skips_a_run_another_process_holds_and_says_so(tmp_path):
+    import sweep
+    run = tmp_path / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time, cli; "
+                               f"f = cli.hold_run_dir({str(run)!r}); print('held', flush=True); time.sleep(60)"],
+                              cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        said = sweep.run_one(str(run), ["--env", "Pendulum-v1"], 1, None, ROOT, None)
+        assert said.startswith(f"skipped: in use by process {holder.pid} (")
+        assert not (run / "config.json").exists()  # nothing was started there
+    finally:
+        holder.kill()
+        holder.wait()
