@@ -72,25 +72,41 @@ def run_main(main):
 LOCK = "lock"  # in a run directory: which process runs there; locked while it lives
 
 
-def hold_run_dir(run_dir):
-    """Hold ``run_dir`` for this process: returns the open lock file, whose lock lasts until it
-    is closed or the process ends (the OS releases it then, also after a SIGKILL, so a killed
-    run can be resumed). Held by another process: one line naming it, and nothing changed."""
-    os.makedirs(run_dir, exist_ok=True)
-    f = open(os.path.join(run_dir, LOCK), "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip() or "another process"
-        f.close()
-        raise UserError(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
-                        f"another --exp_name, --seed or --data_dir") from None
-    f.seek(0)
-    f.truncate()
-    f.write(f"process {os.getpid()} ({shlex.join(sys.argv)[:200]})\n")
-    f.flush()
-    return f
+class hold_run_dir:
+    """Hold ``run_dir`` for this process until ``close()`` or the process ends (the OS releases
+    the lock then, also after a SIGKILL, so a killed run can be resumed). Held by another
+    process: one line naming it, and nothing changed. ``close(undo=True)``, for a run refused
+    after all, removes the lock file and the directory if holding it made them."""
+
+    def __init__(self, run_dir):
+        self.run_dir, self.path = run_dir, os.path.join(run_dir, LOCK)
+        self.made_dir, self.made_file = not os.path.isdir(run_dir), not os.path.exists(self.path)
+        os.makedirs(run_dir, exist_ok=True)
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.f.seek(0)
+            holder = self.f.read().strip() or "another process"
+            self.f.close()
+            raise UserError(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
+                            f"another --exp_name, --seed or --data_dir") from None
+
+    def claim(self):
+        """Write who holds the directory (once the run is sure to go ahead), for the next one."""
+        self.f.seek(0)
+        self.f.truncate()
+        self.f.write(f"process {os.getpid()} ({shlex.join(sys.argv)[:200]})\n")
+        self.f.flush()
+
+    def close(self, undo=False):
+        self.f.close()
+        if undo:
+            with contextlib.suppress(OSError):
+                if self.made_file:
+                    os.remove(self.path)
+                if self.made_dir:
+                    os.rmdir(self.run_dir)
 
 
 def run_dir_holder(run_dir):
@@ -192,17 +208,33 @@ def check_settings(settings, prefix=""):
             raise UserError(f"{prefix}{f.name} must be {rule.says}, got {v!r}")
 
 
+def doc(settings_class, f):
+    """A setting's description; for one whose default is "auto", what auto means, written
+    from the per-env table the class names (``AUTO``: general values, values per env)."""
+    auto = getattr(settings_class, "AUTO", None)
+    if f.default != "auto" or not auto or f.name not in auto[0]:
+        return f.metadata["doc"]
+    general, per_env = auto
+    show = lambda v: f"{v:g}" if isinstance(v, float) else str(v)
+    by_value = {}
+    for env_id, values in per_env.items():
+        if f.name in values:
+            by_value.setdefault(show(values[f.name]), []).append(env_id)
+    said = [f"{v} on {' and '.join(envs)}" for v, envs in by_value.items()]
+    return f"{f.metadata['doc']}; auto: {', '.join(said + [f'else {show(general[f.name])}'])}"
+
+
 def add_setting_options(parser, settings_class):
     """One --option per field, parsed by its rule. An option not given is absent from the
     parsed arguments (not None: ``--stop_return none`` is a value, "no early stop")."""
     for f in fields(settings_class):
         parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
-                            default=argparse.SUPPRESS, help=f"{f.metadata['doc']} ({f.default})")
+                            default=argparse.SUPPRESS, help=f"{doc(settings_class, f)} ({f.default})")
 
 
 def settings_doc(settings_class):
     """The settings as a docstring section: name, default and meaning of each."""
-    return "\n".join(f"        {f.name} ({f.default!r}): {f.metadata['doc']}"
+    return "\n".join(f"        {f.name} ({f.default!r}): {doc(settings_class, f)}"
                      for f in fields(settings_class))
 
 
@@ -214,18 +246,27 @@ def run_dir(data_dir, exp_name, seed):
     return os.path.join(data_dir, exp_name, f"{exp_name}_s{seed}")
 
 
-def read_config(run_dir):
-    """The ``config.json`` of a run directory, or a UserError saying what is wrong."""
+def read_config(run_dir, required=True):
+    """The ``config.json`` of a run directory (the one reader of it), or a UserError saying
+    what is wrong. Not ``required`` (plot.py and diagnose.py, which also read Spinning Up's
+    runs): whatever dict it holds, or {} when there is none to read."""
     path = os.path.join(run_dir, "config.json")
-    if not os.path.isdir(run_dir):
-        raise UserError(f"{run_dir} is not a directory")
     try:
-        with open(path) as f:
-            config = json.load(f)
-    except FileNotFoundError:
-        raise UserError(f"{run_dir} has no config.json; is it a run directory?") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path} does not parse ({e})") from None
+        if not os.path.isdir(run_dir):
+            raise UserError(f"{run_dir} is not a directory")
+        try:
+            with open(path) as f:
+                config = json.load(f)
+        except FileNotFoundError:
+            raise UserError(f"{run_dir} has no config.json; is it a run directory?") from None
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise UserError(f"{path} does not parse ({e})") from None
+    except UserError:
+        if required:
+            raise
+        return {}
+    if not required:
+        return config if isinstance(config, dict) else {}
     if not isinstance(config, dict) or "env_id" not in config:
         raise UserError(f"{path} is not a td3.py config (no env_id)")
     return config

@@ -16,7 +16,6 @@ epochs, known at the last of them; and what its test episodes did, in the env's 
 Healthy runs: the committed runs named td3-<env>, or --reference. See docs/diagnose.md for what
 each rule measured and what it cannot see.
 """
-import json
 import math
 import os
 import warnings
@@ -25,7 +24,7 @@ import numpy as np
 
 import logger  # progress.txt's one parser
 import variants
-from cli import ArgumentParser, UserError, run_main
+from cli import ArgumentParser, UserError, read_config, run_main
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 # Chosen on healthy seeds 0-2 and 10-14, tested on 15-19: benchmarks/check_diagnose.py
@@ -62,11 +61,7 @@ def load_run(path):
     if np.any(np.diff(data["TotalEnvInteracts"]) <= 0):
         raise UserError(f"{f}: TotalEnvInteracts does not rise from row to row (rows appended "
                         f"twice?); diagnose reads one run's epochs in order")
-    try:
-        with open(os.path.join(os.path.dirname(f), "config.json")) as fh:
-            cfg = json.load(fh)
-    except (OSError, ValueError):
-        cfg = {}
+    cfg = read_config(os.path.dirname(f) or ".", required=False)
     env = cfg.get("env_id")
     if cfg.get("env_kwargs"):  # gym.make("LunarLander-v3", continuous=True): the lander's runs
         from cli import registered_as
@@ -444,7 +439,8 @@ def report(run, refs, others, env, shown=4):
         fooled = [f"{name(k)} ({sum(c)} of {len(c)} runs)" for k, c in fooled.items() if any(c)]
         if fooled:
             out.append("consistent is not correct: by this measure these committed mistakes "
-                       "and ablations look like correct TD3 too: " + ", ".join(fooled))
+                       "and ablations look like correct TD3 too: " + ", ".join(fooled)
+                       + "; check_port.py checks a port's update for them in seconds")
         if fired:
             k = (f"{false_alarms(refs)[1]} of {len(refs)}, each against the others"
                  if len(refs) > MIN_REFS else f"not measurable with {len(refs)} runs")

@@ -14,7 +14,6 @@ default command, ``td3-<env>-<variant>`` for sweep.py's ablations and port mista
 variant's colour from ``VARIANT_COLORS`` in every figure, whatever else is drawn beside it;
 ``--color GROUP=COLOR`` (a group name, a ``--legend`` name or a variant) overrides it.
 """
-import json
 import os
 import re
 
@@ -23,7 +22,7 @@ from matplotlib.colors import is_color_like, to_hex, to_rgb
 
 import logger  # progress.txt's one parser; neither it nor cli.py imports torch
 import variants
-from cli import ArgumentParser, UserError, run_main
+from cli import ArgumentParser, UserError, read_config, run_main
 
 
 # One colour per variant, in every figure of the project (variants.py's table).
@@ -112,11 +111,7 @@ def get_datasets(dirs, select=None, exclude=None):
             if exclude and any(s in root for s in exclude):
                 continue
             exp_name = os.path.basename(os.path.dirname(os.path.abspath(root)))
-            try:
-                with open(os.path.join(root, "config.json")) as f:
-                    exp_name = json.load(f).get("exp_name") or exp_name
-            except (OSError, ValueError):
-                pass
+            exp_name = read_config(root, required=False).get("exp_name") or exp_name
             data = read_table(os.path.join(root, "progress.txt"))
             if len(next(iter(data.values()))):
                 runs.append(dict(path=root, exp_name=exp_name, data=data))

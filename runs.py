@@ -51,8 +51,8 @@ import numpy as np
 import torch
 
 import judging
-from cli import (Interrupted, UserError, env_arguments, hold_run_dir, name_of, read_config,
-                 run_dir)
+from cli import (RESUME_MAY_CHANGE, Interrupted, UserError, env_arguments, hold_run_dir,
+                 name_of, read_config, run_dir)
 from logger import (DiskFull, EpochLogger, ProgressLine, atomic_write, format_seconds,
                     is_temp_file, read_progress)
 
@@ -228,9 +228,12 @@ def check_memory(nbytes, what):
 # ------------------------------------------------------------------------------------------
 # The run directory: may it start, resume or start again; no file a run wrote is deleted
 # ------------------------------------------------------------------------------------------
-# Config keys a resumed run may change (everything else must match the directory's run).
-MAY_CHANGE_ON_RESUME = ("epochs", "device", "resume", "logger_kwargs", "versions",
-                        "torch_threads", "cpu", "git")
+# Config keys a resumed run may change (everything else must match the directory's run): the
+# options a resume may change (cli.RESUME_MAY_CHANGE; config.json keeps --threads as
+# torch_threads and --quiet in logger_kwargs), and what describes the process, not the run.
+AS_CONFIG_KEY = {"threads": "torch_threads", "quiet": "logger_kwargs"}
+MAY_CHANGE_ON_RESUME = (*(AS_CONFIG_KEY.get(o, o) for o in RESUME_MAY_CHANGE),
+                        "resume", "versions", "cpu", "git")
 # The files a run writes (atomically: a kill mid-write leaves <name>.tmp<pid>, removed on resume).
 RUN_FILES = ("config.json", "progress.txt", "ckpt.pt", "best.pt", "best_live.pt",
              "best_averaged.pt")
@@ -457,21 +460,26 @@ class Run:
         self.output_dir = logger_kwargs["output_dir"]
         self.config = c = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
         self.lock = hold_run_dir(self.output_dir)  # before any check: one process per directory
-        self.dir = RunDirectory(self.output_dir, self.config, resume, made_with)
-        self.ckpt = self.dir.ckpt
-        self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
-        self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
-        check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
-                                        f"{self.floats_per_step} floats")
         try:
-            self.logger = EpochLogger(**logger_kwargs,
-                                      resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
-        except (ValueError, OSError, UnicodeDecodeError) as e:
-            raise UserError(f"cannot resume: {e}") from None
-        self.judge = judging.Judge(self.config)
-        self.columns = self.judge.columns
-        self.total_steps = c["steps_per_epoch"] * c["epochs"]
-        self.elapsed, self.saved_epoch = 0.0, self.ckpt["epoch"] if self.ckpt else None
+            self.dir = RunDirectory(self.output_dir, self.config, resume, made_with)
+            self.ckpt = self.dir.ckpt
+            self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
+            self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
+            check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
+                                            f"{self.floats_per_step} floats")
+            try:
+                self.logger = EpochLogger(**logger_kwargs,
+                                          resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
+            except (ValueError, OSError, UnicodeDecodeError) as e:
+                raise UserError(f"cannot resume: {e}") from None
+            self.judge = judging.Judge(self.config)
+            self.columns = self.judge.columns
+            self.total_steps = c["steps_per_epoch"] * c["epochs"]
+            self.elapsed, self.saved_epoch = 0.0, self.ckpt["epoch"] if self.ckpt else None
+            self.lock.claim()
+        except BaseException:
+            self.lock.close(undo=True)  # a refused run leaves the directory as it was
+            raise
 
     def start(self, loop, rng, env, test_env, **parts):
         """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's

@@ -17,6 +17,7 @@ judged (test episodes, the confirmation, best.pt, the stop): judging.py; the run
 """
 import copy
 from dataclasses import asdict, dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -33,13 +34,22 @@ from cli import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, N
 # ------------------------------------------------------------------------------------------
 # Hyperparameters, each declared once
 # ------------------------------------------------------------------------------------------
+# "auto" takes the env's value in ENV_DEFAULTS, else the general one; each is measured
+# (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
+# safest. The lander's 0.99 counts its +100 for landing from further; pink noise explores the descent.
+GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
+ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
+                "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
+                                                 stop_return=200.0)}
+
+
 @dataclass(frozen=True)
 class Hyperparameters:
     """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
+    AUTO: ClassVar = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, for the help text
     # TD3's own settings: the algorithm, its three tricks and its exploration
-    gamma: "float | str" = setting("auto", DISCOUNT_OR_AUTO, "discount; auto: 0.99 on "
-                                   "LunarLanderContinuous-v3, else 0.98 (measured faster than "
-                                   "0.99 on BipedalWalker-v3)")
+    gamma: "float | str" = setting("auto", DISCOUNT_OR_AUTO, "discount (0.98: measured faster "
+                                   "than 0.99 on BipedalWalker-v3)")
     polyak: float = setting(0.995, POLYAK, "targ <- polyak * targ + (1 - polyak) * net; the "
                                            "paper's tau is 1 - polyak")
     pi_lr: float = setting(1e-3, RATE, "Adam learning rate of the actor")
@@ -51,8 +61,7 @@ class Hyperparameters:
     update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
     act_noise: float = setting(0.1, SCALE, "exploration noise std, in action half-ranges")
     noise: str = setting("auto", NOISE, "exploration noise: gaussian (new at each step) or "
-                         "pink (1/f, one per episode); auto: pink on LunarLanderContinuous-v3, "
-                         "else gaussian", before="gaussian")
+                         "pink (1/f, one per episode)", before="gaussian")
     target_noise: float = setting(0.2, SCALE, "trick 3's noise std on the target action, "
                                               "in action half-ranges; 0 turns it off")
     noise_clip: float = setting(0.5, SCALE, "clip of trick 3's noise, in action half-ranges")
@@ -60,8 +69,7 @@ class Hyperparameters:
                                              "many critic updates; 1 turns it off")
     twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
     reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it "
-                                                 "are raised to it; auto: -10 on BipedalWalker-v3 "
-                                                 "and LunarLanderContinuous-v3, else None")
+                                                 "are raised to it")
     # ---- the run: its seed and length, where it runs, how it is judged (judging.py) ----
     seed: int = setting(0, COUNT, "seeds torch, exploration, env resets and replay sampling")
     steps_per_epoch: int = setting(5000, POSITIVE, "env steps per epoch (one table row each)")
@@ -71,8 +79,7 @@ class Hyperparameters:
     device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
     num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
     stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
-                                                "(None: never); auto: 300 on BipedalWalker-v3, "
-                                                "200 on LunarLanderContinuous-v3, else None")
+                                                "(None: never)")
     confirm_episodes: int = setting(100, COUNT, "solved only if this many more episodes hold "
                                     "it too; 0: stop_epochs epochs in a row do", before=0)
     stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
@@ -86,15 +93,6 @@ class Hyperparameters:
         if self.batch_size > self.replay_size:
             raise UserError(f"{prefix}batch_size ({self.batch_size}) must be at most "
                             f"{prefix}replay_size ({self.replay_size})")
-
-
-# "auto" takes the env's value in ENV_DEFAULTS, else the general one; each is measured
-# (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
-# safest. The lander's 0.99 counts its +100 for landing from further; pink noise explores the descent.
-GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
-ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
-                "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
-                                                 stop_return=200.0)}
 
 
 # ------------------------------------------------------------------------------------------
@@ -234,6 +232,12 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
             with a port's mistaken version; config.json records the names of the ones used.
 
+    Reading and editing it: the lines marked ``# run`` are the run's plumbing (the progress
+    line, judging, checkpoints, Ctrl-C; runs.py and judging.py); every other line is TD3 and
+    may be edited to try an idea. One rule keeps exact resume: state the loop carries from one
+    step to the next lives in ``LoopState`` or in a part handed to ``run.start`` (a network, an
+    optimizer, the buffer), or a resumed run silently parts from an uninterrupted one.
+
     Keyword arguments, the hyperparameters (name (default): meaning):
 {settings}
     """
@@ -247,7 +251,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, made_with=lambda saved: cli.made_with(saved, Hyperparameters))
+                   resume, made_with=lambda saved: cli.made_with(saved, Hyperparameters))  # run
     logger = run.logger
 
     torch.manual_seed(hp.seed)
@@ -283,11 +287,11 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
-    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, ac=ac, ac_targ=ac_targ,
+    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, ac=ac, ac_targ=ac_targ,  # run
                                           pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
                                           buffer=replay_buffer)
     last_return = None
-    with run:  # from here on, Ctrl-C writes a checkpoint and stops cleanly
+    with run:  # run: from here on, Ctrl-C writes a checkpoint and stops cleanly
         while loop.t < run.total_steps:
             # Uniform random actions first, for broad early data; then the policy plus noise,
             # new at each step, or the step's share of the episode's pink sequence.
@@ -312,16 +316,16 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                 for _ in range(hp.update_every):
                     loop.n_updates += 1
                     update(replay_buffer.sample_batch(hp.batch_size), loop.n_updates)
-            run.show_progress(loop.t, last_return)
+            run.show_progress(loop.t, last_return)  # run
 
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
-                run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # NaN: stop, keep the last checkpoint
+                run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # run: NaN stops, last checkpoint kept
                 returns, confirmed = run.judge.epoch(loop.epoch, test_agent(), logger, env_fn, dict(
-                    live=ac.act, averaged=ac_targ.act))  # averaged: ac_targ.pi, pi's Polyak average
+                    live=ac.act, averaged=ac_targ.act))  # run: judging; averaged is ac_targ.pi
                 log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
-                run.end_epoch(loop, returns, confirmed)  # best.pt, early stop, ckpt.pt
-            run.stop_if_interrupted()
+                run.end_epoch(loop, returns, confirmed)  # run: best.pt, early stop, ckpt.pt
+            run.stop_if_interrupted()  # run
     return ac
 
 

@@ -324,7 +324,7 @@ def test_a_sweep_skips_a_run_another_process_holds_and_says_so(tmp_path):
     import sweep
     run = tmp_path / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time, cli; "
-                               f"f = cli.hold_run_dir({str(run)!r}); print('held', flush=True); time.sleep(60)"],
+                               f"f = cli.hold_run_dir({str(run)!r}); f.claim(); print('held', flush=True); time.sleep(60)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
