@@ -12,6 +12,7 @@ Each row:
     check    what to look for in a port ("check that" is said before it, unless it starts so)
     options  td3.py's options that train it (sweep.py), or None when td3.py cannot run it
     color    its colour in every figure, or None when no committed run draws it
+    bug      False for a difference that is not a mistake (the paper's settings, its variants)
 Runs of a variant are named ``td3-<env>-<suffix>`` (``td3-<env>`` for TD3 itself): td3.py names
 an ablation by the tricks it switched off, a mistake by its name.
 """
@@ -28,6 +29,7 @@ class Variant(NamedTuple):
     options: "list | None" = None
     color: "str | None" = None
     suffix: "str | None" = None  # the run name's suffix, when it is not the variant's name
+    bug: bool = True  # False: a difference from td3.py that is not a mistake (a note)
 
 
 def _swap(point, name):
@@ -88,7 +90,7 @@ TABLE = {
         "a longer horizon, slower steps and the raw -100 of a fall: not wrong, but slow on "
         "BipedalWalker-v3 in this project's runs",
         "check the discount, the learning rates and the reward floor (notebook 4)",
-        ["--gamma", "0.99", "--pi_lr", "3e-4", "--q_lr", "3e-4", "--no_reward_floor"], "#7f7f7f"),
+        ["--gamma", "0.99", "--pi_lr", "3e-4", "--q_lr", "3e-4", "--no_reward_floor"], "#7f7f7f", bug=False),
     # ---- more mistakes of a port, named by check_port.py; td3.py runs those with a swap point ----
     "q2_next_value": Variant(
         "mistake", "Q2 regressing onto Q2'(s', a') alone",
@@ -134,11 +136,11 @@ TABLE = {
     "actor_on_min": Variant(
         "mistake", "the actor climbs min(Q1, Q2), not Q1",
         "a variant of the paper, not a bug: the actor follows the cautious estimate",
-        "the actor loss is -Q1(s, pi(s)).mean()"),
+        "the actor loss is -Q1(s, pi(s)).mean()", bug=False),
     "actor_on_q2": Variant(
         "mistake", "the actor climbs Q2, not Q1",
         "a variant of the paper, not a bug: Q2 is trained like Q1",
-        "the actor loss is -Q1(s, pi(s)).mean()"),
+        "the actor loss is -Q1(s, pi(s)).mean()", bug=False),
     "actor_descends": Variant(
         "mistake", "the actor loss has the wrong sign: it descends Q",
         "the actor seeks the worst actions",
@@ -150,7 +152,7 @@ TABLE = {
     "action_first": Variant(
         "mistake", "the critic reads (a, s), not (s, a)",
         "not a learning bug: the weights' layout differs from td3.py's, so the adapter must swap them",
-        "the critic's input is the concatenation [obs, act]"),
+        "the critic's input is the concatenation [obs, act]", bug=False),
 }
 
 # The mistakes whose committed runs stopped learning (results/porting: no 300 by 150,000 env

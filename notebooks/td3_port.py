@@ -76,16 +76,21 @@ class Adapter:
                 normal=torch.as_tensor(normal)).numpy()
 
     def update(self, batch, normal):
-        self.normal = torch.as_tensor(normal)
+        self.normal = None if normal is None else torch.as_tensor(normal)  # None: td3.py draws
         if self.update_fn is None:
             target_action = self.swap("target_action", core.smoothed_target_action)
-            self.update_fn = td3.build_update(
-                self.ac, self.ac_targ, None, self.swap("critic_loss", td3.critic_loss),
-                lambda *args: target_action(*args, normal=self.normal), **self.hp)[0]
+
+            def seen(*args):  # the a' the update used, reported to the checker
+                self.a2 = target_action(*args, normal=self.normal)
+                return self.a2
+            self.update_fn = td3.build_update(self.ac, self.ac_targ, None,
+                                              self.swap("critic_loss", td3.critic_loss), seen,
+                                              **self.hp)[0]
         self.n_updates += 1
         data = {k: torch.as_tensor(v) for k, v in batch.items()}
         moved_actor = self.update_fn(data, self.n_updates)
-        return {"grads": self.grads(("q1", "q2", "pi") if moved_actor else ("q1", "q2"))}
+        return {"grads": self.grads(("q1", "q2", "pi") if moved_actor else ("q1", "q2")),
+                "target_action": self.a2.numpy()}
 
 
 def with_swaps(**swaps):
