@@ -43,6 +43,12 @@ ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
                                                  stop_return=200.0)}
 
 
+def settings_for(env, hp=None):
+    """The settings td3() trains ``env`` with: ``hp`` (default: Hyperparameters()) with each
+    "auto" taken from ENV_DEFAULTS, else GENERAL_DEFAULTS, and the env's episode limit."""
+    return cli.env_settings(hp or Hyperparameters(), env, GENERAL_DEFAULTS, ENV_DEFAULTS)
+
+
 @dataclass(frozen=True)
 class Hyperparameters:
     """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
@@ -358,10 +364,9 @@ def log_epoch(logger, loop, elapsed, title, judging=()):
 
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """What td3() checks and fills in before it trains (sweep.py checks every run of a grid
-    so): the env, the settings left to it (ENV_DEFAULTS, else GENERAL_DEFAULTS, and the env's
-    episode limit: cli.env_settings), the device. Returns the resolved Hyperparameters and
-    what config.json records of the run."""
-    hp = cli.env_settings(hp, env, GENERAL_DEFAULTS, ENV_DEFAULTS)
+    so): the env, the settings left to it (settings_for), the device. Returns the resolved
+    Hyperparameters and what config.json records of the run."""
+    hp = settings_for(env, hp)
     return hp, runs.run_config(env, hp, actor_critic, ac_kwargs, swaps)
 
 
