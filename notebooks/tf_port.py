@@ -177,39 +177,29 @@ class Recorder:
 
 
 class Adapter:
-    mistakes = ()
+    settings = dict(gamma=0.98, tau=0.005, pi_lr=1e-3, q_lr=1e-3, target_noise=0.2,
+                    noise_clip=0.5, policy_delay=2, adam_eps=1e-7, reward_floor=-10.0)
     takes_noise = True  # tf.random.normal is handed the checker's draws (drawing above)
+    mistakes, port_settings = (), SETTINGS  # the switches on (with_mistakes, below)
     NETS = {"pi": "actor", "pi_targ": "target_actor", "q1": "critic", "q2": "critic",
             "q1_targ": "target_critic", "q2_targ": "target_critic"}
 
     def __init__(self, obs_dim, act_dim, act_low, act_high):
-        port = AUTHORS if "authors_defaults" in self.mistakes else SETTINGS
-        self.port = TD3Port(obs_dim, act_dim, act_low, act_high, self.mistakes, **port)
-        self.port.actor_optimizer = Recorder(self.port.actor_optimizer)
-        self.port.critic_optimizer = Recorder(self.port.critic_optimizer)
+        self.port = p = TD3Port(obs_dim, act_dim, act_low, act_high, self.mistakes, **self.port_settings)
+        p.actor_optimizer, p.critic_optimizer = Recorder(p.actor_optimizer), Recorder(p.critic_optimizer)
 
-    @classmethod
-    def declare(cls, mistakes):
-        s = AUTHORS if "authors_defaults" in mistakes else SETTINGS
-        return dict(gamma=s["gamma"], tau=s["tau"], pi_lr=s["lr"], q_lr=s["lr"],
-                    target_noise=s["policy_noise_std"], noise_clip=s["noise_clip"],
-                    policy_delay=s["actor_delay"], adam_eps=1e-7,  # Keras's
-                    reward_floor=None if "authors_defaults" in mistakes else -10.0)
-
-    def layers(self, net):
-        model = getattr(self.port, self.NETS[net])
-        return [model.get_layer(f"{net[:2]}_{i}") for i in range(3)]
+    def layers(self, net):  # the Dense layers by name: pi_0..pi_2 in the actor, q1_*, q2_* in a critic
+        return [getattr(self.port, self.NETS[net]).get_layer(f"{net[:2]}_{i}") for i in range(3)]
 
     def get_weights(self):
         return {n: [x.numpy() for l in self.layers(n) for x in (l.kernel, l.bias)] for n in self.NETS}
 
     def set_weights(self, w):
         for n in self.NETS:
-            for i, l in enumerate(self.layers(n)):
-                l.kernel.assign(w[n][2 * i])
-                l.bias.assign(w[n][2 * i + 1])
+            for l, kernel, bias in zip(self.layers(n), w[n][::2], w[n][1::2]):
+                l.kernel.assign(kernel), l.bias.assign(bias)
 
-    def grads(self, optimizer, nets):
+    def grads(self, optimizer, nets):  # what the Recorder saw, in the weights' layout
         return {n: [optimizer.grads[f"{n}_{i}/{k}"] for i in range(3) for k in ("kernel", "bias")]
                 for n in nets}
 
@@ -224,8 +214,7 @@ class Adapter:
 
     def critic_step(self, batch, normal):
         with drawing(normal):
-            self.port.update_critic_weights(batch["obs"], batch["act"], batch["rew"],
-                                            batch["done"], batch["obs2"])
+            self.port.update_critic_weights(*(batch[k] for k in ("obs", "act", "rew", "done", "obs2")))
         return {"grads": self.grads(self.port.critic_optimizer, ("q1", "q2"))}
 
     def actor_step(self, batch):
@@ -235,24 +224,23 @@ class Adapter:
     def sync_targets(self):
         self.port.sync_target_models()
 
-    def update(self, batch, normal):
-        self.port.actor_optimizer.grads = {}
+    def update(self, batch, normal):  # train_step, which counts the delay
+        critic, actor = self.port.critic_optimizer, self.port.actor_optimizer
+        actor.grads = {}  # set again only if this update moved the actor
         with drawing(normal):
-            self.port.train_step(batch["obs"], batch["act"], batch["rew"], batch["done"],
-                                 batch["obs2"])
-        grads = self.grads(self.port.critic_optimizer, ("q1", "q2"))
-        if self.port.actor_optimizer.grads:
-            grads.update(self.grads(self.port.actor_optimizer, ("pi",)))
-        return {"grads": grads}
-
-
-Adapter.settings = Adapter.declare(())
+            self.port.train_step(*(batch[k] for k in ("obs", "act", "rew", "done", "obs2")))
+        return {"grads": {**self.grads(critic, ("q1", "q2")),
+                          **(self.grads(actor, ("pi",)) if actor.grads else {})}}
 
 
 def with_mistakes(*mistakes):
-    """An adapter class for the port with these switches on (``with_mistakes()``: all fixed)."""
-    return type("Adapter_" + "_".join(mistakes), (Adapter,),
-                {"mistakes": tuple(mistakes), "settings": Adapter.declare(mistakes)})
+    """The adapter for the port with these switches on (``with_mistakes()``: all fixed)."""
+    authors = "authors_defaults" in mistakes
+    s = AUTHORS if authors else SETTINGS
+    return type("Adapter_" + "_".join(mistakes), (Adapter,), {
+        "mistakes": tuple(mistakes), "port_settings": s,
+        "settings": dict(Adapter.settings, gamma=s["gamma"], pi_lr=s["lr"], q_lr=s["lr"],
+                         reward_floor=None if authors else -10.0)})
 
 
 SeedPort = with_mistakes(*SEED_MISTAKES)  # the classic port, its mistakes switched on
