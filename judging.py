@@ -35,9 +35,10 @@ CONFIRM_COLUMN = dict(live="ConfirmEpRet", averaged="TargConfirmEpRet")
 NOT_SOLVED = dict(live=0, averaged=0)  # actor -> the epoch its confirmation held stop_return
 
 
-def play(env, act, seed, max_ep_len, reward=lambda r: r):
+def play(env, act, seed, max_ep_len, reward=lambda r: r, after_step=None):
     """One episode of ``act`` (obs -> action) from reset seed ``seed``: its return, length,
-    observations and rewards (as ``reward`` makes them: td3.py passes the training floor)."""
+    observations and rewards (as ``reward`` makes them: td3.py passes the training floor).
+    ``after_step(env, ep_len)``, if given, is called after each step (watch.py's GIF frames)."""
     o, _ = env.reset(seed=seed)
     done, ep_ret, ep_len, obs, rews = False, 0.0, 0, [], []
     while not done:
@@ -46,6 +47,8 @@ def play(env, act, seed, max_ep_len, reward=lambda r: r):
         ep_ret, ep_len = ep_ret + r, ep_len + 1
         rews.append(reward(r))
         done = terminated or truncated or ep_len == max_ep_len
+        if after_step is not None:
+            after_step(env, ep_len)
     return ep_ret, ep_len, obs, rews
 
 

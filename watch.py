@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 import core
+import judging
 from cli import ArgumentParser, UserError, read_config, rebuild_env, run_main
 from runs import load_checkpoint, save_checkpoint
 
@@ -66,15 +67,10 @@ def watch(path, episodes=5, gif=None, which="best", seed=10_000):
     render_mode = "rgb_array" if gif else ("human" if os.environ.get("DISPLAY") else None)
     env = rebuild_env(os.path.dirname(weights) or ".", render_mode=render_mode)()
     frames, rets = [], []
-    for ep in range(episodes):
-        o, _ = env.reset(seed=seed + ep)
-        done, ep_ret, ep_len = False, 0.0, 0
-        while not done:
-            o, r, terminated, truncated, _ = env.step(ac.act(o))
-            ep_ret, ep_len = ep_ret + r, ep_len + 1
-            done = terminated or truncated or ep_len == config["max_ep_len"]
-            if gif and ep == 0 and ep_len % 2 == 0:
-                frames.append(env.render())
+    grab = lambda env, ep_len: ep_len % 2 == 0 and frames.append(env.render())  # every 2nd step
+    for ep in range(episodes):  # the episodes the judging plays (judging.py), from these seeds
+        ep_ret, ep_len, _, _ = judging.play(env, ac.act, seed + ep, config["max_ep_len"],
+                                            after_step=grab if gif and ep == 0 else None)
         rets.append(ep_ret)
         print(f"episode {ep + 1}: return {ep_ret:.1f}, length {ep_len}", flush=True)
     print(f"average return over {episodes} episodes: {np.mean(rets):.1f} "
