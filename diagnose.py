@@ -373,19 +373,24 @@ class Consistency:
 HELDOUT = os.path.join(RESULTS, "heldout")
 
 
-def measured_rate(env, refs, others, heldout=HELDOUT):
-    """The verdicts on the held-out healthy runs of ``env`` (results/heldout/: correct runs the
-    rule was not chosen on), as a line: how often a correct run gets the verdicts above."""
+def heldout_verdicts(env, refs, others, heldout=HELDOUT):
+    """{seed: verdict} on the held-out healthy runs of ``env`` (results/heldout/: correct runs
+    the rule was not chosen on)."""
     runs = runs_under([heldout], env) if os.path.isdir(heldout) else []
-    if not runs:
+    check = Consistency(refs) if runs else None
+    return {r["seed"]: check.verdict(r, others, env)["verdict"] for r in runs}
+
+
+def measured_rate(env, refs, others, heldout=HELDOUT):
+    """The verdicts on the held-out healthy runs, as a line: how often a correct run gets the
+    verdicts above."""
+    said = heldout_verdicts(env, refs, others, heldout)
+    if not said:
         return None
-    check = Consistency(refs)
-    said = [check.verdict(r, others, env)["verdict"] for r in runs]
-    seeds = sorted(r["seed"] for r in runs if r.get("seed") is not None)
-    n, bad, odd = len(runs), said.count("not consistent"), said.count("unusual")
-    return (f"measured on {n} held-out healthy runs (seeds {', '.join(map(str, seeds))}), never "
-            f"used to choose the rule: {bad} called not consistent (95% upper bound "
-            f"{upper95(bad, n):.0%}), {odd} unusual")
+    n, bad = len(said), list(said.values()).count("not consistent")
+    return (f"measured on {n} held-out healthy runs (seeds {', '.join(map(str, sorted(said)))}), "
+            f"never used to choose the rule: {bad} called not consistent (95% upper bound "
+            f"{upper95(bad, n):.0%}), {list(said.values()).count('unusual')} unusual")
 
 
 def upper95(k, n):

@@ -238,7 +238,7 @@ def test_the_rules_figures_in_docs_are_the_rules(walker):
     assert f"consistency rule {named} of {len(others)}" in docs
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = " ".join(f.read().split())
-    assert f"how strongly ({named} of {len(others)} named as their own" in readme
+    assert f"resembles most ({named} of {len(others)} committed mistakes and ablations named as their own" in readme
 
 
 # ------------------------------------------------------------------------------------------
@@ -635,3 +635,18 @@ def test_an_env_made_with_arguments_is_compared_only_with_its_own_env():
     assert registered_as("BipedalWalker-v3", {"hardcore": True}, known) == "BipedalWalker-v3(hardcore=True)"
     assert registered_as("LunarLander-v3", {"continuous": True, "max_episode_steps": 500}, known) == \
         "LunarLander-v3(continuous=True, max_episode_steps=500)"
+
+
+def test_readme_and_docs_give_the_measured_rate_on_the_held_out_runs(references):
+    """The false-alarm rate README and docs/diagnose.md state is the code's, on every held-out
+    healthy run committed in results/heldout/, with its exact 95% bound and the seeds."""
+    refs, others = references
+    said = diagnose.heldout_verdicts(ENV, refs, others)
+    assert said and all(s >= 50 for s in said)  # the third round's test: seeds 50 and on
+    n, bad, odd = len(said), list(said.values()).count("not consistent"), list(said.values()).count("unusual")
+    seeds = sorted(said)
+    claim = (f"held-out healthy runs it was not chosen on (seeds {seeds[0]}-{seeds[-1]}), it called "
+             f"{bad} of {n} not consistent (95% upper bound {diagnose.upper95(bad, n):.0%}) and {odd} unusual")
+    for page in ("README.md", os.path.join("docs", "diagnose.md")):
+        with open(os.path.join(ROOT, page)) as f:
+            assert claim in " ".join(f.read().split()), page
