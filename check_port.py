@@ -33,7 +33,8 @@ import core
 import logger
 import td3
 import variants
-from cli import ArgumentParser, UserError, load_function, make_env, run_main
+from cli import ArgumentParser, UserError, load_function, run_main
+from envs import make_env
 from notebooks import port_mistakes as pm
 
 B = 256                 # the batch the port and td3.py both update on
@@ -103,10 +104,12 @@ class Reference:
         with torch.no_grad():  # targets unlike the live networks, to tell which a port used
             for p in self.ac_targ.parameters():
                 p.add_(0.3 * p.abs().mean() * torch.randn_like(p))
-            # two target actions near the bounds, so that clipping a' to them shows
+            # target actions near the bounds, so that clipping a' to them shows, where at least
+            # one dimension stays free for trick 3's noise statistics
             bias = _linears(self.ac_targ.pi)[-1].bias
-            bias[0] += 2.5
-            if bias.numel() > 1:
+            if bias.numel() >= 2:
+                bias[0] += 2.5
+            if bias.numel() >= 3:
                 bias[1] -= 2.5
         self.w0 = get_weights(self.ac, self.ac_targ)
         pi = self.ac.pi
@@ -206,6 +209,9 @@ class Port:
 
     def new(self, weights):
         a = self.call("__init__", lambda: self.cls(*self.dims))
+        for piece in ("set_weights", "get_weights"):
+            if not callable(getattr(a, piece, None)):
+                raise UserError(f"the adapter has no {piece}(): the checker moves weights with it")
         self.call("set_weights", a.set_weights, weights)
         return a
 
@@ -256,7 +262,7 @@ class Port:
             raise UserError(f"the adapter's {piece} returned NaN or infinity")
         return x.astype(np.float32)
 
-    def observed(self, piece, out, w):
+    def observed(self, piece, out, w, rows=B):
         """What a step reported: its gradients, the target action it used."""
         if out is None:
             return {}
@@ -265,11 +271,14 @@ class Port:
                             f"(grads, target_action), got {type(out).__name__}")
         got = {}
         if out.get("grads") is not None:
+            if not isinstance(out["grads"], dict):
+                raise UserError(f"the adapter's {piece}()['grads'] must be a dict of lists by "
+                                f"network (q1, q2, pi), got {type(out['grads']).__name__}")
             got["grads"] = {n: self.arrays(f"{piece}()['grads']['{n}']", g, w[n])
                             for n, g in out["grads"].items() if n in ("pi", "q1", "q2")}
         if out.get("target_action") is not None:
             got["target_action"] = self.array(f"{piece}()['target_action']", out["target_action"],
-                                              [(len(out["target_action"]), self.dims[1])])
+                                              [(rows, self.dims[1])])
         return got
 
 
@@ -285,8 +294,17 @@ def read_settings(cls):
         raise UserError(f"the adapter's settings lack {', '.join(missing)}")
     out = dict(s)
     for k in REQUIRED + ("tau", "polyak", "adam_eps"):
-        if k in out and not isinstance(out[k], (int, float)):
+        if k in out and (isinstance(out[k], bool) or not isinstance(out[k], (int, float, np.number))):
             raise UserError(f"the adapter's settings['{k}'] must be a number, got {out[k]!r}")
+        if k in out:
+            out[k] = float(out[k])
+    if out["policy_delay"] < 1 or out["policy_delay"] != int(out["policy_delay"]):
+        raise UserError(f"the adapter's settings['policy_delay'] must be a positive integer, "
+                        f"got {s['policy_delay']!r}")
+    hidden = out.get("hidden_sizes", (256, 256))
+    if not isinstance(hidden, (list, tuple)) or not all(isinstance(h, int) and h > 0 for h in hidden):
+        raise UserError(f"the adapter's settings['hidden_sizes'] must be a list of layer sizes, "
+                        f"got {hidden!r}")
     out.setdefault("polyak", 1 - out["tau"] if "tau" in out else None)
     out.setdefault("adam_eps", 1e-8)
     out["hidden_sizes"] = tuple(out.get("hidden_sizes", (256, 256)))
@@ -464,7 +482,7 @@ def forward_passes(rep, port, ref, batch, unit):
 def done_piece(rep, port):
     a = port.call("__init__", lambda: port.cls(*port.dims))  # no weights needed
     cases = [(False, False), (True, False), (False, True), (True, True)]
-    got = [float(port.call("done_flag", a.done_flag, t, u)) for t, u in cases]
+    got = [port.call("done_flag", lambda t, u: float(a.done_flag(t, u)), t, u) for t, u in cases]
     want = [td3.done_flag(t, u) for t, u in cases]
     if got == want:
         rep.line("PASS", "done flag", "done = terminated; a time-limit cut is stored as not done")
@@ -494,6 +512,9 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
         got = port.array("target_action", port.call("target_action", a.target_action,
                                                      batch["obs2"], normal), [(B, act_dim)])
         return target_action_verdict(rep, ref, batch["obs2"], normal, got, want)
+    if port.takes_noise and not (port.has("critic_step") or port.has("update")):
+        rep.line("NOT CHECKED", piece, "the adapter has no target_action, critic_step or update")
+        return want
     if port.takes_noise:
         rep.line("NOTE", piece, "the adapter has no target_action: a' is checked in the critic "
                  "step below, with the same N(0, 1) draws on both sides")
@@ -510,7 +531,8 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
         for step in ("critic_step", "update"):
             if port.has(step):
                 a = port.new(ref.w0)
-                seen = port.observed(step, port.call(step, getattr(a, step), same, None), ref.w0)
+                seen = port.observed(step, port.call(step, getattr(a, step), same, None), ref.w0,
+                                     STATS_B)
                 got = seen.get("target_action")
                 break
     if got is None:
@@ -544,17 +566,21 @@ def trick3_statistics(rep, piece, got, ref, same, rng, act_dim, unit):
     dev, dev_ref = got - mu, want - mu
     scale, low, high = ref.scale.numpy(), ref.low.numpy(), ref.high.numpy()
     c = ref.s["noise_clip"] * scale
-    inside = (mu - low > 2 * c) & (high - mu > 2 * c)  # dims whose a' the bounds never clip
+    inside = (mu - low > 1.05 * c) & (high - mu > 1.05 * c)  # dims the bounds cannot clip
     std, std_ref = dev.std(0), dev_ref.std(0)
     said = (f"over {STATS_B:,} identical transitions: std of a' - pi'(s') {sample(std, act_dim)}, "
             f"td3.py's {sample(std_ref, act_dim)}")
-    if np.all(np.abs(dev) < 1e-6) and np.all(std_ref > 0):
+    tiny = 1e-3 * std_ref  # identical inputs give identical rows up to float noise
+    if np.all(np.abs(dev) < 1e-3 * c) and np.all(std_ref > 0):
         rep.name("no_smoothing", piece, " (a' is pi'(s') itself, on every row)")
-    elif np.all(std < 1e-7) and np.all(std_ref > 0):
+    elif np.all(std < tiny) and np.all(std_ref > 0):
         rep.name("shared_noise", piece, f" (every row's a' is the same: {said})")
     elif np.any(got < low - 1e-5) or np.any(got > high + 1e-5):
         rep.name("action_unclipped", piece, f" (a' reaches {got.min():.3f} to {got.max():.3f}, "
                  f"the bounds are {low.min():g} to {high.max():g})")
+    elif not inside.any():
+        rep.line("NOT CHECKED", piece, "the noise's size and clip: every action dimension of this "
+                 "state sits within a clip of a bound; a' stays within the bounds and differs per row")
     elif np.any(np.abs(dev[:, inside]) > c[inside] * (1 + 1e-4) + 1e-6):
         rep.name("noise_unclipped", piece, f" (a' moves up to {np.abs(dev[:, inside]).max():.3f}"
                  f" from pi'(s'), the clip is {c[inside].max():g})")
@@ -594,8 +620,11 @@ def critic_pieces(rep, port, ref, batch, normal, a2):
     seen = port.observed(step, port.call(step, getattr(a, step), batch, normal), ref.w0)
     after = port.weights(a, ref.w0)
     used = seen.get("target_action")
-    if used is not None and a2 is not None and port.takes_noise and not port.has("target_action"):
-        used = target_action_verdict(rep, ref, batch["obs2"], normal, used, a2)  # trick 3 here
+    if used is not None and a2 is not None and port.takes_noise and rel(used, a2) >= TOL:
+        used = target_action_verdict(rep, ref, batch["obs2"], normal, used, a2,  # trick 3 here
+                                     "trick 3, the target action the step used")
+    elif used is not None and a2 is not None and port.takes_noise and not port.has("target_action"):
+        target_action_verdict(rep, ref, batch["obs2"], normal, used, a2)
     if used is None:
         used = a2
     if used is None:
@@ -623,7 +652,7 @@ def critic_pieces(rep, port, ref, batch, normal, a2):
             worst, far = max(worst, d.max(initial=0.0)), far + int((d > 0.05).sum())
     if far == 0:
         rep.line("PASS", "critics after Adam's step", f"the step is Adam's (lr {lr:g}) on the "
-                 f"{'port' if grads is not None else 'td3.py'}'s own gradients: largest difference "
+                 f"{'port' if src is grads else 'td3.py'}'s gradients: largest difference "
                  f"{worst:.3f} of lr, where the gradient is above float noise (this checks the "
                  "optimizer, not the loss)")
     else:
@@ -677,8 +706,11 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
             rep.line("PASS", piece, "the same")
         elif m == "td3" and summed:
             rep.name("summed_loss", piece, extra=adam_effect(ref, want[n], k) + ".")
+        elif m == "td3" and k > 0:
+            rep.line("NOTE", piece, f"{k:.4g} times td3.py's (the loss weighted so: halved, or "
+                     f"the critics' losses averaged): {adam_effect(ref, want[n], k)}")
         elif m == "td3":
-            rep.line("DIFFERS", piece, f"{k:.4g} times td3.py's: check the loss's weighting")
+            rep.line("DIFFERS", piece, f"{k:.4g} times td3.py's: check the loss's sign and weighting")
         else:
             extra = "" if abs(k - 1) < 1e-3 else f"Also, the loss is {k:.4g} times td3.py's" + (
                 ": summed over the batch, not averaged. " + adam_effect(ref, want[n], k) if summed else ".")
@@ -696,7 +728,7 @@ def adam_effect(ref, g, k):
     return (f"Under Adam, measured on this batch, the median weight's first step changes by "
             f"{np.median(d):.1e} of the learning rate (at most {d.max():.2f}, on gradients near "
             "Adam's epsilon): Adam divides the scale out, where plain SGD would step "
-            f"{k:.0f} times as far")
+            f"{k:.3g} times as far")
 
 
 def target_piece(rep, port, ref, batch, normal, a2):
@@ -712,11 +744,11 @@ def target_piece(rep, port, ref, batch, normal, a2):
         rep.line("NOT CHECKED", piece, "the port drew its own noise (takes_noise False)")
         return
     want = ref.td_target(batch, used)
-    got = got.reshape(B)
+    column, got = got.ndim == 2, got.reshape(B)
     if rel(got, want) < TOL:
         rep.line("PASS", piece, "y = r + gamma * (1 - d) * min(Q1', Q2') from the target "
                  "networks" + (" (returned as (B, 1): fine where both sides are)"
-                               if got.ndim == 2 else ""))
+                               if column else ""))
         return
     t = torch.as_tensor
     o2 = t(batch["obs2"])
@@ -761,7 +793,8 @@ def check_actor(rep, port, ref, batch, before, after, grads):
     ref.load(w)
     want = ref.actor_grads(batch)["pi"]
     lr, eps = port.settings["pi_lr"], port.settings["adam_eps"]
-    if grads is not None and "pi" in grads:
+    grads = grads if grads is not None and "pi" in grads else None
+    if grads is not None:
         k, res = scale_fit(grads["pi"], want)
         if res < GRAD_TOL and abs(k - 1) < 1e-3:
             rep.line("PASS", piece, "the actor's gradients the same: it climbs Q1(s, pi(s))")
@@ -787,6 +820,16 @@ def check_actor(rep, port, ref, batch, before, after, grads):
     clear = [above_noise(g, eps) for g in src]
     agree = [np.sign(m[c]) == np.sign(s_[c]) for m, s_, c in zip(moved, steps, clear)]
     frac = float(np.mean(np.concatenate(agree))) if agree else 1.0
+    if grads is not None:  # the gradients were judged above; now the step taken with them
+        off = max(float(np.max(np.abs(m - s_)[c], initial=0.0)) for m, s_, c in zip(moved, steps, clear)) / lr
+        if off > 0.05:
+            rep.line("DIFFERS", "trick 2, the actor's Adam step", f"the actor moved up to {off:.2f} lr "
+                     f"away from Adam(lr {lr:g}) on its own gradients: check its optimizer, its "
+                     "learning rate, and that the step moves the actor")
+        else:
+            rep.line("PASS", "trick 2, the actor's Adam step", f"Adam's (lr {lr:g}) on its own "
+                     f"gradients: largest difference {off:.3f} of lr")
+        return
     if grads is None:  # no gradients reported: which way each clear weight moved
         if frac > 0.99:
             rep.line("PASS", piece, f"the actor stepped as Adam on td3.py's gradients would "
@@ -850,6 +893,10 @@ def trick2(rep, port, ref, batch, rng, act_dim):
                 check_polyak(rep, port, w, w1, w1)
         w = w1
     pi = [m["pi"] for m in moved]
+    if not any(pi):
+        for left, has in (("trick 2, actor step", "actor_step"), ("trick 2, Polyak step", "sync_targets")):
+            if not port.has(has):
+                rep.line("NOT CHECKED", left, "the actor never moved in four updates")
     targ = [all(m[n] for n in ("pi_targ", "q1_targ", "q2_targ")) for m in moved]
     any_targ = [any(m[n] for n in ("pi_targ", "q1_targ", "q2_targ")) for m in moved]
     critics = [m["q1"] and m["q2"] for m in moved]

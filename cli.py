@@ -3,29 +3,27 @@ plot.py and diagnose.py start fast:
 
 - the one user-error type, its one-line report and exit codes (``run_main``), and the
   argument parser that reports a usage mistake the same way;
-- the settings' value rules (``setting``), from which td3.py's options, range checks and
-  docstring are made;
-- run directories by name (``run_dir``, ``read_config``), envs by id (``make_env``) and
-  functions by ``module:function`` (the swap points config.json names);
-- td3.py's command line (``parse_td3``): the options made from its settings, the switches,
-  and what ``--resume`` may change.
+- a run directory held by one process at a time (``hold_run_dir``), run directories by name
+  (``run_dir``) and their config.json (``read_config``, its one reader);
+- functions by ``module:function`` (the swap points config.json names);
+- td3.py's command line (``parse_td3``): an option per setting (their rules: settings.py), the
+  switches, and what ``--resume`` may change (the env: envs.py).
 """
 import argparse
 import contextlib
-import difflib
 import fcntl
 import importlib
-import inspect
 import json
-import math
-import numbers
 import os
 import shlex
 import signal
 import sys
 import threading
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields
 from typing import Callable, NamedTuple
+
+import settings
+from settings import POSITIVE, Rule, _int, made_with, setting, violation
 
 # ------------------------------------------------------------------------------------------
 # One-line errors: a user's mistake is one line on stderr and exit 2, never a traceback
@@ -125,103 +123,13 @@ def run_dir_holder(run_dir):
 
 
 # ------------------------------------------------------------------------------------------
-# Settings: each a dataclass field with its default, the rule its value follows, its doc
+# Settings' options: each setting's rule and words come from settings.py
 # ------------------------------------------------------------------------------------------
-class Rule(NamedTuple):
-    says: str                      # what a valid value is, for the one-line error
-    ok: Callable                   # value -> bool
-    parse: Callable = str          # command-line text -> value
-
-
-def _int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _num(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-
-# Command-line parsers; argparse names them in its error ("invalid boolean value: 'x'").
-def boolean(s):
-    if s.lower() not in ("true", "false"):
-        raise ValueError(s)
-    return s.lower() == "true"
-
-
-def number_none_or_auto(s):
-    return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
-
-
-def number_or_auto(s):
-    return "auto" if s.lower() == "auto" else float(s)
-
-
-def integer_or_none(s):
-    return None if s.lower() == "none" else int(s)
-
-
-POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
-COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
-RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
-SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
-DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
-                        lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
-NOISE = Rule("gaussian, pink or 'auto' (the env's default)",
-             lambda v: v in ("gaussian", "pink", "auto"))
-ACTOR = Rule("live or averaged", lambda v: v in ("live", "averaged"))
-POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
-SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
-ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
-                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
-EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
-                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
-DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
-              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
-                                                (v.startswith("cuda:") and v[5:].isdigit())))
-
-
-def setting(default, rule, doc, before=None):
-    """A dataclass field with its rule and a one-line description (the CLI's help).
-    ``before``: what runs made before the setting existed had, where that is not its default
-    (their config.json has no such key; ``made_with``)."""
-    return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
-
-
-def made_with(config, settings_class):
-    """Every setting a run was made with, from its config.json: the value it records, or, for
-    a setting newer than the run, the value the code had then (``before``, else the
-    default). A run made before early_stop existed with stop_return None (every run without
-    a stop, and the old --no_stop) never stopped early: early_stop False. The one place that
-    says how an old run is read: a resume (td3.py, the Python API) and sweep.py use it."""
-    made = {f.name: config.get(f.name, f.default if f.metadata.get("before") is None
-                               else f.metadata["before"]) for f in fields(settings_class)}
-    if "early_stop" not in config and config.get("stop_return", "auto") is None:
-        made["early_stop"] = False
-    return made
-
-
 def check_settings(settings, prefix=""):
     """Raise a one-line UserError for the first field whose value breaks its rule."""
-    for f in fields(settings):
-        v, rule = getattr(settings, f.name), f.metadata["rule"]
-        if not rule.ok(v):
-            raise UserError(f"{prefix}{f.name} must be {rule.says}, got {v!r}")
-
-
-def doc(settings_class, f):
-    """A setting's description; for one whose default is "auto", what auto means, written
-    from the per-env table the class names (``AUTO``: general values, values per env)."""
-    auto = getattr(settings_class, "AUTO", None)
-    if f.default != "auto" or not auto or f.name not in auto[0]:
-        return f.metadata["doc"]
-    general, per_env = auto
-    show = lambda v: f"{v:g}" if isinstance(v, float) else str(v)
-    by_value = {}
-    for env_id, values in per_env.items():
-        if f.name in values:
-            by_value.setdefault(show(values[f.name]), []).append(env_id)
-    said = [f"{v} on {' and '.join(envs)}" for v, envs in by_value.items()]
-    return f"{f.metadata['doc']}; auto: {', '.join(said + [f'else {show(general[f.name])}'])}"
+    said = violation(settings, prefix)
+    if said:
+        raise UserError(said)
 
 
 def add_setting_options(parser, settings_class):
@@ -229,13 +137,7 @@ def add_setting_options(parser, settings_class):
     parsed arguments (not None: ``--stop_return none`` is a value, "no early stop")."""
     for f in fields(settings_class):
         parser.add_argument(f"--{f.name}", metavar="X", type=f.metadata["rule"].parse,
-                            default=argparse.SUPPRESS, help=f"{doc(settings_class, f)} ({f.default})")
-
-
-def settings_doc(settings_class):
-    """The settings as a docstring section: name, default and meaning of each."""
-    return "\n".join(f"        {f.name} ({f.default!r}): {doc(settings_class, f)}"
-                     for f in fields(settings_class))
+                            default=argparse.SUPPRESS, help=f"{settings.doc(settings_class, f)} ({f.default})")
 
 
 # ------------------------------------------------------------------------------------------
@@ -270,140 +172,6 @@ def read_config(run_dir, required=True):
     if not isinstance(config, dict) or "env_id" not in config:
         raise UserError(f"{path} is not a td3.py config (no env_id)")
     return config
-
-
-# The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
-# without writing MUJOCO_LOG.TXT into the working directory (3.16 and later do both).
-MUJOCO_INSTALL = '"gymnasium[mujoco]==1.2.3" "mujoco==3.15.0"'
-
-
-def make_env(env_id, **kwargs):
-    """An ``env_fn`` for td3(); an unknown id becomes a UserError naming close ids."""
-    import gymnasium as gym  # here, not at the top: plot.py and diagnose.py start without it
-    try:
-        gym.make(env_id, **kwargs).close()
-    except gym.error.Error as e:
-        close = difflib.get_close_matches(env_id, list(gym.registry), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        if isinstance(e, (gym.error.NameNotFound, gym.error.VersionNotFound,
-                          gym.error.NamespaceNotFound, gym.error.UnregisteredEnv)):
-            raise UserError(f"unknown env id {env_id!r}{hint}") from None
-        if "mujoco" in str(e).lower():  # gymnasium's own hint installs mujoco 4, which warns
-            raise UserError(f"env {env_id!r} needs MuJoCo: pip install {MUJOCO_INSTALL}") from None
-        raise UserError(f"cannot make env {env_id!r}: {e}") from None
-    except ImportError as e:
-        raise UserError(f"env {env_id!r} needs a package that is missing: {e}") from None
-    except (TypeError, ValueError) as e:  # an argument the env does not take (any more)
-        raise UserError(f"cannot make env {env_id!r} with {kwargs}: {e}") from None
-    return lambda: gym.make(env_id, **kwargs)
-
-
-def check_env(env):
-    """What TD3 needs of an env: continuous (Box) actions and flat observations."""
-    import gymnasium as gym  # (as in make_env)
-    if not isinstance(env.action_space, gym.spaces.Box):
-        name = env.spec.id if env.spec else type(env).__name__
-        raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
-                        f"TD3 needs continuous (Box) actions")
-    if len(env.observation_space.shape or ()) != 1:
-        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
-
-
-def env_settings(settings, env, general, per_env):
-    """Check the env, then fill in the settings left at "auto": the env's value in ``per_env``
-    (found however the env was made: ``env_key``), else the one in ``general``; and an episode
-    limit not given: the env spec's (1600 for BipedalWalker-v3), or 1000 if it has none."""
-    check_env(env)
-    defaults = {**general, **per_env.get(env_key(env, per_env), {})}
-    auto = {k: v for k, v in defaults.items() if getattr(settings, k) == "auto"}
-    limit = settings.max_ep_len or (env.spec and env.spec.max_episode_steps) or 1000
-    return replace(settings, **auto, max_ep_len=limit)
-
-
-def env_key(env, known):
-    """The id among ``known`` that names this env, however it was made: its own id, or a
-    registered id with the same entry point and arguments, so that gym.make("LunarLander-v3",
-    continuous=True) is LunarLanderContinuous-v3 (and BipedalWalker-v3 with hardcore=True is
-    not BipedalWalker-v3). None for an env made without a spec."""
-    return spec_key(env.spec, known)
-
-
-def spec_key(spec, known):
-    """env_key for an EnvSpec (None: no spec)."""
-    import gymnasium as gym  # (as in make_env)
-    if spec is None:
-        return None
-
-    def arguments(s):  # those that make another env: not render_mode, not a default value
-        try:
-            params = inspect.signature(gym.envs.registration.load_env_creator(s.entry_point)
-                                       if isinstance(s.entry_point, str) else s.entry_point).parameters
-        except (ImportError, AttributeError, TypeError, ValueError):
-            params = {}
-        return {k: v for k, v in s.kwargs.items() if k != "render_mode" and not (
-            k in params and params[k].default is not inspect.Parameter.empty and params[k].default == v)}
-    for env_id in known:
-        other = gym.registry.get(env_id)
-        if other is not None and other.entry_point == spec.entry_point and arguments(other) == arguments(spec):
-            return env_id
-    return None
-
-
-def env_arguments(env):
-    """What rebuilds ``env`` besides its id, for config.json: the arguments given to gym.make
-    beyond the registered ones (``continuous=True``; ``max_episode_steps`` when changed),
-    render_mode left out, and the wrappers put around it by name (which no command line
-    rebuilds). An env made without a registered id has none."""
-    import gymnasium as gym  # (as in make_env)
-    spec = env.spec
-    if spec is None or spec.id not in gym.registry:
-        return {}, []
-    registered = gym.registry[spec.id]
-    kwargs = {k: v for k, v in spec.kwargs.items()
-              if k != "render_mode" and (k not in registered.kwargs or registered.kwargs[k] != v)}
-    if spec.max_episode_steps != registered.max_episode_steps:
-        kwargs["max_episode_steps"] = spec.max_episode_steps
-    return kwargs, [w.name for w in spec.additional_wrappers]
-
-
-def registered_as(env_id, env_kwargs, known):
-    """The id among ``known`` that a config.json's env (its id and arguments) is, as env_key
-    finds it, with the same episode limit: LunarLander-v3 with continuous=True is
-    LunarLanderContinuous-v3. An env whose arguments make no known env gets a name of its
-    own, ``BipedalWalker-v3(hardcore=True)``, so that no other env's runs stand for it."""
-    if not env_kwargs:
-        return env_id
-    import dataclasses
-    import gymnasium as gym  # (as in make_env)
-    own = f"{env_id}({', '.join(f'{k}={v!r}' for k, v in sorted(env_kwargs.items()))})"
-    try:
-        spec = gym.spec(env_id)
-    except gym.error.Error:
-        return own
-    kwargs = {k: v for k, v in env_kwargs.items() if k != "max_episode_steps"}
-    match = spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known)
-    limit = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
-    return match if match and gym.registry[match].max_episode_steps == limit else own
-
-
-def rebuild_env(run, **extra):
-    """An ``env_fn`` that makes the env a run's config.json records (its id and arguments;
-    ``extra``: e.g. render_mode), or a UserError saying why a command line can't: then only
-    the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)."""
-    config = read_config(run)
-    how = "only the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)"
-    if config.get("env_wrappers"):
-        raise UserError(f"{run}'s env was wrapped in Python ({', '.join(config['env_wrappers'])}), "
-                        f"which a command line can't rebuild; {how}")
-    import gymnasium as gym  # (as in make_env)
-    entry = config.get("env_entry_point") or ""
-    if config["env_id"] not in gym.registry and ":" in entry:  # registered by its own module
-        with contextlib.suppress(ImportError):
-            importlib.import_module(entry.split(":")[0])
-    if config["env_id"] not in gym.registry and ":" not in config["env_id"]:
-        raise UserError(f"{run}'s env {config['env_id']!r} has no registered id, so a command "
-                        f"line can't rebuild it; {how}")
-    return make_env(config["env_id"], **config.get("env_kwargs", {}), **extra)
 
 
 def name_of(fn):
@@ -510,6 +278,7 @@ def parse_td3(argv, settings_class, swap_points):
         threads = read_config(output_dir).get("torch_threads")
     swaps = {k: load_function(name) for k, name in swaps.items()}
     logger_kwargs = dict(output_dir=output_dir, exp_name=exp_name, progress=not quiet)
+    from envs import make_env, rebuild_env  # here: envs.py itself reads config.json through cli
     env_fn = rebuild_env(output_dir) if "resume" in args else make_env(env_id)
     return Td3Command(env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, resume="resume" in args,
                                    logger_kwargs=logger_kwargs), output_dir, threads, env_fn)

@@ -64,7 +64,7 @@ def load_run(path):
     cfg = read_config(os.path.dirname(f) or ".", required=False)
     env = cfg.get("env_id")
     if cfg.get("env_kwargs"):  # gym.make("LunarLander-v3", continuous=True): the lander's runs
-        from cli import registered_as
+        from envs import registered_as
         env = registered_as(env, cfg["env_kwargs"], sorted(os.listdir(RESULTS))
                             if os.path.isdir(RESULTS) else [])
     return dict(path=os.path.dirname(f) or ".", data=data, env=env,

@@ -51,8 +51,9 @@ import numpy as np
 import torch
 
 import judging
-from cli import (RESUME_MAY_CHANGE, Interrupted, UserError, env_arguments, hold_run_dir,
-                 name_of, read_config, run_dir)
+from cli import (RESUME_MAY_CHANGE, Interrupted, UserError, hold_run_dir, name_of, read_config,
+                 run_dir)
+from envs import env_arguments
 from logger import (DiskFull, EpochLogger, ProgressLine, atomic_write, format_seconds,
                     is_temp_file, read_progress)
 
@@ -266,7 +267,7 @@ def check_same_run(run_dir, config, advice, made_with=None):
     """A one-line UserError, ending in ``advice``, when the run in ``run_dir`` was started
     with other settings than ``config`` (td3.py on resume, sweep.py before it starts).
     ``made_with(saved)``: every setting of a run from its config.json, those newer than the
-    run included (cli.made_with), so that an old run is compared as it was made."""
+    run included (settings.made_with), so that an old run is compared as it was made."""
     saved = read_config(run_dir)
     saved = {**saved, **(made_with(saved) if made_with else {})}
     if saved.get("stop_return") is None and config.get("stop_return") is None:

@@ -25,10 +25,12 @@ import gymnasium as gym
 import numpy as np
 
 import cli
+import envs
 import runs
+import settings
 import td3
-from logger import format_seconds, read_table
 import variants
+from logger import format_seconds, read_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = {name: v.options for name, v in variants.runnable().items()}  # variants.py's table
@@ -86,10 +88,10 @@ def parse_args(argv=None):
 def plan_runs(args, td3_options):
     """Every run, seed by seed (a sweep stopped early then has whole seeds), checked as
     td3.py checks it before training, with its arguments, directory and status."""
-    envs = {env_id: cli.make_env(env_id)() for env_id in dict.fromkeys(args.env)}
+    made = {env_id: envs.make_env(env_id)() for env_id in dict.fromkeys(args.env)}
     plan, made_by = [], {}
     for seed in dict.fromkeys(args.seeds):
-        for env_id, env in envs.items():
+        for env_id, env in made.items():
             for variant in dict.fromkeys(args.variants):
                 kind = variants.TABLE[variant].kind
                 name = ["--exp_name", f"td3-{env_id}-{variant}"] if kind in ("mistake", "setting") else []
@@ -109,7 +111,7 @@ def plan_runs(args, td3_options):
                                  run_dir=run_dir, state=check_run_dir(run_dir, config),
                                  epochs=config["epochs"],
                                  total=config["epochs"] * config["steps_per_epoch"]))
-    for env in envs.values():
+    for env in made.values():
         env.close()
     return plan
 
@@ -121,7 +123,7 @@ def check_run_dir(run_dir, config):
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir",
-                            lambda saved: cli.made_with(saved, td3.Hyperparameters))
+                            lambda saved: settings.made_with(saved, td3.Hyperparameters))
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir, config["epochs"])

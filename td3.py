@@ -24,11 +24,14 @@ import torch
 
 import cli
 import core
+import envs
 import judging
 import runs
+import settings
 from buffer import ReplayBuffer
-from cli import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK, POSITIVE,
-                 RATE, SCALE, SWITCH, UserError, setting)
+from cli import UserError
+from settings import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK,
+                      POSITIVE, RATE, SCALE, SWITCH, setting)
 
 
 # ------------------------------------------------------------------------------------------
@@ -46,7 +49,7 @@ ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
 def settings_for(env, hp=None):
     """The settings td3() trains ``env`` with: ``hp`` (default: Hyperparameters()) with each
     "auto" taken from ENV_DEFAULTS, else GENERAL_DEFAULTS, and the env's episode limit."""
-    return cli.env_settings(hp or Hyperparameters(), env, GENERAL_DEFAULTS, ENV_DEFAULTS)
+    return envs.env_settings(hp or Hyperparameters(), env, GENERAL_DEFAULTS, ENV_DEFAULTS)
 
 
 @dataclass(frozen=True)
@@ -257,7 +260,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, made_with=lambda saved: cli.made_with(saved, Hyperparameters))  # run
+                   resume, made_with=lambda saved: settings.made_with(saved, Hyperparameters))  # run
     logger = run.logger
 
     torch.manual_seed(hp.seed)
@@ -335,7 +338,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     return ac
 
 
-td3.__doc__ = td3.__doc__ and td3.__doc__.format(settings=cli.settings_doc(Hyperparameters))  # -OO: None
+td3.__doc__ = td3.__doc__ and td3.__doc__.format(settings=settings.settings_doc(Hyperparameters))  # -OO: None
 
 
 def log_epoch(logger, loop, elapsed, title, judging=()):

@@ -17,7 +17,8 @@ import numpy as np
 
 import core
 import judging
-from cli import ArgumentParser, UserError, read_config, rebuild_env, run_main
+from cli import ArgumentParser, UserError, read_config, run_main
+from envs import rebuild_env
 from runs import load_checkpoint, save_checkpoint
 
 

@@ -22,6 +22,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import cli  # noqa: E402
+import envs  # noqa: E402
 import runs  # noqa: E402
 
 
@@ -41,7 +42,7 @@ def measure(run_dir, repeats):
     if "past_seeds" not in ckpt["episode"]:
         raise cli.UserError(f"{run_dir}'s checkpoint has no record of its env's past (not a Box2D "
                             f"env, or made before the record existed)")
-    env_fn = cli.rebuild_env(run_dir)
+    env_fn = envs.rebuild_env(run_dir)
     past = {k: v for k, v in ckpt["episode"].items() if k.startswith("past_")}
     past_test = {k: v for k, v in ckpt.get("test_env", {}).items() if k.startswith("past_")}
     steps = int(past["past_lengths"].sum()) + len(ckpt["episode"]["actions"])

@@ -23,7 +23,6 @@ for nothing else) against all the healthy runs, and each committed mistake or ab
 own seed's runs left out, with what each rule names.
 """
 import argparse
-import math
 import os
 import re
 import sys

@@ -200,3 +200,36 @@ def test_the_command_exits_1_on_a_mistake_and_prints_as_it_goes(tmp_path):
     code, out, err = run(f"{f}:Adapter")
     assert code == 1, err
     assert out.splitlines()[0].startswith("checking ") and "mistakes named: Q2 regressing onto its own target" in out
+
+
+@pytest.mark.parametrize("mistake", ["noise_unclipped", "action_unclipped", "shared_noise"])
+def test_a_port_that_draws_its_own_noise_has_its_noise_mistakes_named_by_statistics(mistake):
+    own = type("Own", (td3_port.Adapter,), {"takes_noise": False, "target_action": None,
+                                            "swaps": {"target_action": getattr(pm, mistake)}})
+    rep, out = check(own)
+    assert rep.named == [mistake], out
+
+
+def test_a_step_whose_target_action_differs_from_its_target_action_method_is_caught():
+    """The port's own target_action is right, its update uses another a': the step is judged."""
+    class Split(td3_port.Adapter):
+        swaps = {"target_action": pm.noise_unclipped}
+
+        def target_action(self, obs2, normal):  # td3.py's, not what the update uses
+            self.swaps = {}
+            try:
+                return td3_port.Adapter.target_action(self, obs2, normal)
+            finally:
+                del self.swaps
+    rep, out = check(Split)
+    assert rep.named == ["noise_unclipped"], out
+
+
+def test_gradients_without_the_actor_still_judge_the_actor_step():
+    class NoPi(td3_port.Adapter):
+        def update(self, batch, normal):
+            out = super().update(batch, normal)
+            out["grads"].pop("pi", None)
+            return out
+    rep, out = check(NoPi)
+    assert status(out, "trick 2, actor step") == ["PASS"], out

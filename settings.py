@@ -1,0 +1,118 @@
+"""The rules a setting obeys, what td3.py's settings table is built from.
+
+Each setting is a dataclass field made by ``setting(default, RULE, doc)``: its rule (``Rule``:
+what a valid value is, a check, and how the command line parses it), its one-line description,
+and, for a setting newer than some runs, what those runs had (``before``). From that one
+declaration come td3()'s keyword arguments, the command-line options and their help (with
+what "auto" means, written from the class's ``AUTO`` table), the range checks, config.json, and
+how an older run's config.json is read (``made_with``). Nothing here knows the command line or
+an env.
+"""
+import math
+import numbers
+from dataclasses import field, fields
+from typing import Callable, NamedTuple
+
+
+class Rule(NamedTuple):
+    says: str                      # what a valid value is, for the one-line error
+    ok: Callable                   # value -> bool
+    parse: Callable = str          # command-line text -> value
+
+
+def _int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _num(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+# Command-line parsers; argparse names them in its error ("invalid boolean value: 'x'").
+def boolean(s):
+    if s.lower() not in ("true", "false"):
+        raise ValueError(s)
+    return s.lower() == "true"
+
+
+def number_none_or_auto(s):
+    return None if s.lower() == "none" else "auto" if s.lower() == "auto" else float(s)
+
+
+def number_or_auto(s):
+    return "auto" if s.lower() == "auto" else float(s)
+
+
+def integer_or_none(s):
+    return None if s.lower() == "none" else int(s)
+
+
+POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
+COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
+RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
+SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
+DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
+                        lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
+NOISE = Rule("gaussian, pink or 'auto' (the env's default)",
+             lambda v: v in ("gaussian", "pink", "auto"))
+ACTOR = Rule("live or averaged", lambda v: v in ("live", "averaged"))
+POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
+SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
+ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
+                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
+EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
+                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
+DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
+              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
+                                                (v.startswith("cuda:") and v[5:].isdigit())))
+
+
+def setting(default, rule, doc, before=None):
+    """A dataclass field with its rule and a one-line description (the CLI's help).
+    ``before``: what runs made before the setting existed had, where that is not its default
+    (their config.json has no such key; ``made_with``)."""
+    return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
+
+
+def made_with(config, settings_class):
+    """Every setting a run was made with, from its config.json: the value it records, or, for
+    a setting newer than the run, the value the code had then (``before``, else the
+    default). A run made before early_stop existed with stop_return None (every run without
+    a stop, and the old --no_stop) never stopped early: early_stop False. The one place that
+    says how an old run is read: a resume (td3.py, the Python API) and sweep.py use it."""
+    made = {f.name: config.get(f.name, f.default if f.metadata.get("before") is None
+                               else f.metadata["before"]) for f in fields(settings_class)}
+    if "early_stop" not in config and config.get("stop_return", "auto") is None:
+        made["early_stop"] = False
+    return made
+
+
+def violation(settings, prefix=""):
+    """The one-line message for the first field whose value breaks its rule, or None."""
+    for f in fields(settings):
+        v, rule = getattr(settings, f.name), f.metadata["rule"]
+        if not rule.ok(v):
+            return f"{prefix}{f.name} must be {rule.says}, got {v!r}"
+    return None
+
+
+def doc(settings_class, f):
+    """A setting's description; for one whose default is "auto", what auto means, written
+    from the per-env table the class names (``AUTO``: general values, values per env)."""
+    auto = getattr(settings_class, "AUTO", None)
+    if f.default != "auto" or not auto or f.name not in auto[0]:
+        return f.metadata["doc"]
+    general, per_env = auto
+    show = lambda v: f"{v:g}" if isinstance(v, float) else str(v)
+    by_value = {}
+    for env_id, values in per_env.items():
+        if f.name in values:
+            by_value.setdefault(show(values[f.name]), []).append(env_id)
+    said = [f"{v} on {' and '.join(envs)}" for v, envs in by_value.items()]
+    return f"{f.metadata['doc']}; auto: {', '.join(said + [f'else {show(general[f.name])}'])}"
+
+
+def settings_doc(settings_class):
+    """The settings as a docstring section: name, default and meaning of each."""
+    return "\n".join(f"        {f.name} ({f.default!r}): {doc(settings_class, f)}"
+                     for f in fields(settings_class))
