@@ -536,7 +536,7 @@ def test_imports_neither_torch_nor_gymnasium():
 def test_notebook_4_uses_this_rule_not_a_copy():
     with open(os.path.join(ROOT, "notebooks", "04_why_my_port_does_not_learn.ipynb")) as f:
         source = "".join("".join(c["source"]) for c in json.load(f)["cells"])
-    assert "diagnose.Consistency(" in source and ".judge(" in source
+    assert "diagnose.Consistency(" in source and ".verdict(" in source
     assert "def first_sign" not in source and "np.convolve" not in source
     assert "WIDEN =" not in source and "IN_A_ROW =" not in source
 
