@@ -13,7 +13,8 @@ command line, config.json and the range checks all come from that table; TD3's o
 the losses and the update, ``td3()`` (setup, loop, test), ``main()``. Networks and TD3 math:
 core.py; replay buffer: buffer.py; epoch table and progress line: logger.py; how a run is
 judged (test episodes, the confirmation, best.pt, the stop): judging.py; the run directory
-(checkpoints, exact resume, Ctrl-C): runs.py, through ``run``; the command line: cli.py.
+(checkpoints, exact resume, Ctrl-C): runs.py, through ``run``; the rules each setting obeys:
+settings.py; envs by id: envs.py; the command line: cli.py.
 """
 import copy
 from dataclasses import asdict, dataclass, replace

@@ -105,3 +105,20 @@ def test_the_quickstart_minutes_are_the_committed_runs():
             text = " ".join(f.read().split())
         missing = [s for s in strings if s not in text]
         assert not missing, (page, missing)
+
+
+def test_the_results_line_is_the_committed_runs():
+    """README's seeds 10-19 sentence, from their progress.txt."""
+    import logger
+    first = []
+    for seed in range(10, 20):
+        t = logger.read_table(os.path.join(ROOT, "results", "BipedalWalker-v3",
+                                           f"td3-BipedalWalker-v3_s{seed}", "progress.txt"))
+        x, r = np.asarray(t["TotalEnvInteracts"]), np.asarray(t["AverageTestEpRet"])
+        hit = (r >= 300) & (x <= 150_000)
+        if hit.any():
+            first.append(int(x[np.argmax(hit)]))
+    with open(README, encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    assert (f"{len(first)} of 10 at 300 by 150,000 env steps (median {int(np.median(first)):,})"
+            in text)
