@@ -26,6 +26,17 @@ class ReplayBuffer:
         self.device = torch.device(device)
         self.rng = np.random.default_rng(seed)
 
+    @staticmethod
+    def nbytes(obs_dim, act_dim, size):
+        """The memory its arrays take: ``size`` rows of o, o2, a, r, done, float32."""
+        return 4 * size * (2 * obs_dim + act_dim + 2)
+
+    def describe(self):
+        """Its size, for the line a run starts with."""
+        obs_dim, act_dim = self.obs_buf.shape[1], self.act_buf.shape[1]
+        return (f"replay buffer: {self.max_size:,} x {2 * obs_dim + act_dim + 2} floats = "
+                f"{self.nbytes(obs_dim, act_dim, self.max_size) / 1e6:,.0f} MB")
+
     def store(self, obs, act, rew, next_obs, done):
         self.obs_buf[self.ptr] = obs
         self.act_buf[self.ptr] = act

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Callable, NamedTuple
 
 import settings
-from settings import POSITIVE, Rule, _int, made_with, setting, violation
+from settings import Rule, _int, made_with, setting, violation
 
 # ------------------------------------------------------------------------------------------
 # One-line errors: a user's mistake is one line on stderr and exit 2, never a traceback
@@ -199,8 +199,8 @@ def load_function(name):
 @dataclass(frozen=True)
 class CommandLineOnly:
     """Options of td3.py's command line that are not td3() settings (checked by the same rules)."""
-    hid: int = setting(256, POSITIVE, "units per hidden layer")
-    l: int = setting(2, POSITIVE, "number of hidden layers")
+    hid: int = setting(256, "integer >= 1", "units per hidden layer")
+    l: int = setting(2, "integer >= 1", "number of hidden layers")
     threads: "int | None" = setting(None, Rule("a positive integer", lambda v: v is None or (
         _int(v) and v >= 1), int), "torch CPU threads; None: min(2, the usable cores, OMP_NUM_THREADS) (docs/speed.md)")
 

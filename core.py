@@ -49,6 +49,9 @@ class Actor(nn.Module):
         # Buffers, not parameters: they move with .to(device) and are saved, never trained.
         self.register_buffer("act_scale", (high - low) / 2)
         self.register_buffer("act_bias", (high + low) / 2)
+        # The bounds themselves, for clipping (not saved: they are the env's, as built).
+        self.register_buffer("act_low", low, persistent=False)
+        self.register_buffer("act_high", high, persistent=False)
 
     def forward(self, obs):
         return self.act_scale * self.net(obs) + self.act_bias

@@ -108,13 +108,14 @@ class Judge:
         """Judge an epoch after the live actor's test from reset ``seeds`` (its returns in
         ``logger``, which gets the new columns too): the averaged actor's test from the same
         seeds, then the confirmations ``to_confirm`` asks for, each batch in a fresh env from
-        ``env_fn`` (``actors``: actor -> obs -> action). Returns (test returns, confirmed)."""
+        ``env_fn`` (``actors``: actor -> what it acts with, ``.act(obs)``). Returns (test
+        returns, confirmed)."""
         c = self.config
         if "averaged" in self.actors:
-            logger.store(TargTestEpRet=mean_return(env_fn, actors["averaged"], seeds, c["max_ep_len"]))
+            logger.store(TargTestEpRet=mean_return(env_fn, actors["averaged"].act, seeds, c["max_ep_len"]))
         returns = {a: float(np.mean(logger.epoch_dict[TEST_COLUMN[a]])) for a in self.actors}
         more = confirm_seeds(c["seed"], epoch, c["confirm_episodes"])
-        confirmed = {a: mean_return(env_fn, actors[a], more, c["max_ep_len"])
+        confirmed = {a: mean_return(env_fn, actors[a].act, more, c["max_ep_len"])
                      for a in self.to_confirm(returns)}
         logger.store(**{CONFIRM_COLUMN[a]: r for a, r in confirmed.items()})
         return returns, confirmed

@@ -5,8 +5,9 @@ thing: ``RunDirectory`` (may the run start, resume or start again; no file it wr
 deleted), ``TrainingState`` (everything an exact resume puts back) and judging.py's ``Judge``
 (which decides what best.pt keeps and when the run stops; ``Run`` writes the files):
 
-    run = Run(config, logger_kwargs, resume)   # checks the run directory, opens the logger
-    loop, (o, ep_ret, ep_len) = run.start(loop, rng, env, test_env, ac=ac, ...)
+    run = Run(config, logger_kwargs, resume, Hyperparameters)
+                                               # checks the run directory, opens the logger
+    loop, (o, ep_ret, ep_len) = run.start(loop, rng, env, test_env, judged, losses, ac=ac, ...)
                                                # a new run, or everything put back exactly
     with run:                                  # Ctrl-C now asks for a clean stop
         ...
@@ -54,6 +55,7 @@ import judging
 from cli import (RESUME_MAY_CHANGE, Interrupted, UserError, hold_run_dir, name_of, read_config,
                  run_dir)
 from envs import env_arguments
+from settings import made_with
 from logger import (DiskFull, EpochLogger, ProgressLine, atomic_write, format_seconds,
                     is_temp_file, read_progress)
 
@@ -214,8 +216,9 @@ def run_status(run_dir, epochs=None):
     return "finished" if done or stopped else "unfinished"
 
 
-def check_memory(nbytes, what):
-    """Refuse, in one line, an allocation that would not fit in the memory available now."""
+def check_memory(nbytes, what, hint):
+    """Refuse, in one line ending in ``hint``, an allocation that would not fit in the memory
+    available now."""
     try:
         with open("/proc/meminfo") as f:
             avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable"))
@@ -223,7 +226,7 @@ def check_memory(nbytes, what):
         return
     if nbytes > 0.8 * avail:
         raise UserError(f"{what} needs {nbytes / 1e9:.1f} GB but only {avail / 1e9:.1f} GB is "
-                        f"available; lower --replay_size")
+                        f"available; {hint}")
 
 
 # ------------------------------------------------------------------------------------------
@@ -263,19 +266,26 @@ def as_plain(v):
     return str(v)
 
 
-def check_same_run(run_dir, config, advice, made_with=None):
+def check_same_run(run_dir, config, advice, settings_class=None):
     """A one-line UserError, ending in ``advice``, when the run in ``run_dir`` was started
-    with other settings than ``config`` (td3.py on resume, sweep.py before it starts).
-    ``made_with(saved)``: every setting of a run from its config.json, those newer than the
-    run included (settings.made_with), so that an old run is compared as it was made."""
+    with other settings than ``config`` (td3.py on resume, sweep.py before it starts). Given
+    ``settings_class`` (td3.Hyperparameters), an old run is compared as it was made: its
+    settings newer than it read as settings.made_with says."""
     saved = read_config(run_dir)
-    saved = {**saved, **(made_with(saved) if made_with else {})}
+    saved = {**saved, **(made_with(saved, settings_class) if settings_class else {})}
     if saved.get("stop_return") is None and config.get("stop_return") is None:
         saved.pop("early_stop", None)  # a run that is never judged stops at no return either way
     key = first_difference(saved, config)
     if key:
         raise UserError(f"{run_dir} was run with {key}={saved[key]!r}, not {config[key]!r}; "
                         f"{advice}")
+
+
+def check_complete(ckpt, keys):
+    """Refuse, in one line naming what it lacks, a checkpoint without every one of ``keys``."""
+    missing = [k for k in keys if k not in ckpt] if isinstance(ckpt, dict) else ["all"]
+    if missing:
+        raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
 
 
 def check_never_checkpointed(run_dir):
@@ -319,43 +329,40 @@ class RunDirectory:
     where no checkpoint can have been written yet, the run started again. Nothing is written
     until every check has passed, so a refused run leaves the directory as it was."""
 
-    def __init__(self, output_dir, config, resume, made_with=None):
+    def __init__(self, output_dir, config, resume, settings_class=None):
         self.output_dir, self.config = output_dir, config
         self.restart = None  # a resumed run with no checkpoint yet: the files it sets aside
-        self.ckpt = self._open(resume, made_with)
+        self.ckpt = self._open(resume, settings_class)
 
-    def _open(self, resume, made_with):
+    def _open(self, resume, settings_class):
         """Refuse a directory that already holds a run (unless resuming); for a resume,
         load ckpt.pt (every way it can be broken is one line) and check it is this run."""
-        ckpt_path = os.path.join(self.output_dir, "ckpt.pt")
-        if resume and not os.path.exists(ckpt_path):
-            check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", made_with)
-            check_never_checkpointed(self.output_dir)
-            # Killed before its first checkpoint: nothing can be continued, so the run starts
-            # again; what it wrote is kept beside it under other names (in start()).
-            self.restart = [n for n in RUN_FILES if n != "ckpt.pt"
-                            and os.path.exists(os.path.join(self.output_dir, n))]
-            return None
         if not resume:
             if any(os.path.exists(os.path.join(self.output_dir, f))
                    for f in ("progress.txt", "ckpt.pt")):
                 raise UserError(f"{self.output_dir} already holds a run; continue it with "
                                 f"--resume {self.output_dir}, or pick another --exp_name or --seed")
             return None
-        try:
-            ckpt = load_checkpoint(ckpt_path)
-        except ValueError as e:  # missing, truncated, or not a plain weights file
-            raise UserError(str(e)) from None
-        missing = [k for k in ("t", "epoch", *IDENTITY) if k not in ckpt] \
-            if isinstance(ckpt, dict) else ["all"]
-        if missing:
-            raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
-        key = first_difference({k: ckpt[k] for k in IDENTITY}, self.config)
-        if key:
-            raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
-                            if key == "ac_kwargs" else f"checkpoint is for {key}="
-                            f"{ckpt[key]}, this run has {self.config[key]}")
-        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings", made_with)
+        ckpt_path, ckpt = os.path.join(self.output_dir, "ckpt.pt"), None
+        if os.path.exists(ckpt_path):
+            try:
+                ckpt = load_checkpoint(ckpt_path)
+            except ValueError as e:  # truncated, or not a plain weights file
+                raise UserError(str(e)) from None
+            check_complete(ckpt, ("t", "epoch", *IDENTITY))
+            key = first_difference({k: ckpt[k] for k in IDENTITY}, self.config)
+            if key:
+                raise UserError(f"checkpoint networks {ckpt[key]} differ from {self.config[key]}"
+                                if key == "ac_kwargs" else f"checkpoint is for {key}="
+                                f"{ckpt[key]}, this run has {self.config[key]}")
+        check_same_run(self.output_dir, self.config, "a resumed run keeps its settings",
+                       settings_class)
+        if ckpt is None:
+            check_never_checkpointed(self.output_dir)
+            # Killed before its first checkpoint: nothing can be continued, so the run starts
+            # again; what it wrote is kept beside it under other names (in start()).
+            self.restart = [n for n in RUN_FILES if n != "ckpt.pt"
+                            and os.path.exists(os.path.join(self.output_dir, n))]
         return ckpt
 
     def prepare(self):
@@ -401,10 +408,10 @@ class TrainingState:
                 "device": self.device, "device_rng": device_rng_state(self.device),
                 "epoch_dict": self.logger.epoch_dict}
 
-    def missing(self, ckpt):
-        """The keys a checkpoint lacks to restore this state (a one-line refusal names them)."""
-        return [k for k in (*self.parts, "episode", "rng", "torch_rng", "epoch_dict",
-                            *(f.name for f in fields(self.loop))) if k not in ckpt]
+    def keys(self):
+        """What a checkpoint must hold to restore this state."""
+        return (*self.parts, "episode", "rng", "torch_rng", "epoch_dict",
+                *(f.name for f in fields(self.loop)))
 
     def restore(self, ckpt, run_dir, envs=True):
         """Put everything back; returns (obs, episode return, episode length) of the episode
@@ -453,7 +460,7 @@ class Run:
     ``config`` is what config.json records (the settings, env_id, obs_dim, act_dim,
     ac_kwargs, ...)."""
 
-    def __init__(self, config, logger_kwargs, resume=False, made_with=None):
+    def __init__(self, config, logger_kwargs, resume=False, settings_class=None):
         logger_kwargs = dict(logger_kwargs)
         self.progress_on = logger_kwargs.pop("progress", True) and not logger_kwargs.get("quiet")
         if not logger_kwargs.get("output_dir"):
@@ -462,12 +469,8 @@ class Run:
         self.config = c = dict(config, logger_kwargs=logger_kwargs, resume=resume, **run_metadata())
         self.lock = hold_run_dir(self.output_dir)  # before any check: one process per directory
         try:
-            self.dir = RunDirectory(self.output_dir, self.config, resume, made_with)
+            self.dir = RunDirectory(self.output_dir, self.config, resume, settings_class)
             self.ckpt = self.dir.ckpt
-            self.floats_per_step = 2 * c["obs_dim"] + c["act_dim"] + 2  # o, o2, a, r, done
-            self.buffer_bytes = 4 * c["replay_size"] * self.floats_per_step
-            check_memory(self.buffer_bytes, f"replay buffer of {c['replay_size']:,} x "
-                                            f"{self.floats_per_step} floats")
             try:
                 self.logger = EpochLogger(**logger_kwargs,
                                           resume_epochs=self.ckpt["epoch"] if self.ckpt else None)
@@ -482,12 +485,15 @@ class Run:
             self.lock.close(undo=True)  # a refused run leaves the directory as it was
             raise
 
-    def start(self, loop, rng, env, test_env, **parts):
+    def start(self, loop, rng, env, test_env, judged, losses, **parts):
         """Begin the run: a new one writes config.json, takes ``loop`` (the training loop's
         counters, a dataclass) as it is and resets ``env`` with a seed from ``rng``; a resumed
-        one gets its TrainingState and judging back. Returns the counters and (obs, episode
-        return, episode length)."""
-        self.loop, self.parts = loop, parts
+        one gets its TrainingState and judging back. ``judged``: the actor-critic each judged
+        actor acts with (its ``act``), as best.pt keeps it; ``losses``: the logged values that
+        must stay finite; ``parts``: what a checkpoint holds (a part with ``describe()`` is
+        named in the line a run starts with). Returns the counters and (obs, episode return,
+        episode length)."""
+        self.loop, self.parts, self.judged, self.losses = loop, parts, judged, losses
         self.state = TrainingState(loop, rng, env, test_env, self.logger, self.config["device"], parts)
         self.resumed = self.ckpt is not None
         if self.ckpt is None:
@@ -500,9 +506,7 @@ class Run:
             self.logger.save_config(dict(self.config, resume=False))  # a start, also when again
             first = env.reset(seed=int(rng.integers(2**31)))[0], 0.0, 0
         else:
-            missing = self.state.missing(self.ckpt)
-            if missing:
-                raise UserError(f"not a td3.py checkpoint (it lacks {', '.join(missing[:3])})")
+            check_complete(self.ckpt, self.state.keys())
             self.dir.prepare()
             self.judge.load_state_dict(self.ckpt)
             if self.judge.stopped:
@@ -516,10 +520,10 @@ class Run:
         self.progress = ProgressLine(self.total_steps, loop.t, quiet=not self.progress_on)
         self.logger.before_print = self.progress.clear
         if loop.t < self.total_steps:
-            print(f"replay buffer: {self.config['replay_size']:,} x {self.floats_per_step} floats "
-                  f"= {self.buffer_bytes / 1e6:,.0f} MB; "
-                  f"{'resuming at' if self.resumed else 'starting'} env step {loop.t:,} of "
-                  f"{self.total_steps:,}; device {self.config['device']}", flush=True)
+            sizes = [p.describe() for p in parts.values() if hasattr(p, "describe")]
+            print("; ".join(sizes + [f"{'resuming at' if self.resumed else 'starting'} env "
+                                     f"step {loop.t:,} of {self.total_steps:,}; device "
+                                     f"{self.config['device']}"]), flush=True)
         else:
             print(self.finished_message(loop), flush=True)
         return loop, first
@@ -546,10 +550,10 @@ class Run:
         self._ctrl_c.close()
         self.lock.close()  # the directory is free for the next process (or a later td3() here)
 
-    def show_progress(self, t, last_return):
-        """The live progress line (redrawn at most twice a second; ~100 ns otherwise)."""
-        phase = "random warm-up" if t < self.config["start_steps"] else "learning"
-        self.progress.update(t, phase, last_return, updating=t >= self.config["update_after"])
+    def show_progress(self, t, last_return, warm_up, updating):
+        """The live progress line (redrawn at most twice a second; ~100 ns otherwise):
+        ``warm_up`` while the actions are random, ``updating`` once the networks train."""
+        self.progress.update(t, "random warm-up" if warm_up else "learning", last_return, updating)
 
     def time(self):
         """Training seconds so far, earlier processes of a resumed run included."""
@@ -560,11 +564,14 @@ class Run:
         return (f"Epoch {loop.epoch}/{epochs} | {loop.t:,}/{self.total_steps:,} env steps | "
                 f"{sps:,.0f} steps/s | ~{format_seconds((self.total_steps - loop.t) / sps)} left")
 
-    def check_finite(self, keys, module, epoch):
-        """Stop on NaN/inf before it reaches a checkpoint, so the last good one stays."""
-        bad = next((k for k in keys if self.logger.epoch_dict.get(k) and not bool(
-            torch.isfinite(torch.stack(self.logger.epoch_dict[k])).all())), None)
-        bad = bad or next((f"parameter {name}" for name, p in module.named_parameters()
+    def check_finite(self, epoch):
+        """Stop on NaN/inf in the losses or the networks before it reaches a checkpoint, so
+        the last good one stays."""
+        logged = self.logger.epoch_dict
+        bad = next((k for k in self.losses if logged.get(k) and not bool(
+            torch.isfinite(torch.stack(logged[k])).all())), None)
+        bad = bad or next((f"parameter {name}" for module in self.judged.values()
+                           for name, p in module.named_parameters()
                            if not bool(torch.isfinite(p).all())), None)
         if bad:
             kept = (f"its last good checkpoint (epoch {self.saved_epoch}) in {self.output_dir} "
@@ -576,9 +583,8 @@ class Run:
         """After an epoch's table: the files the judging keeps (judging.Judge.end_epoch), the
         stop once solved, ckpt.pt every save_freq epochs and at the end."""
         for name, actor, ret, confirmed_now in self.judge.end_epoch(loop.epoch, test_returns, confirmed):
-            ac = self.parts["ac_targ" if actor == "averaged" else "ac"]  # as watch.py loads it
-            self.dir.write(name, dict(ac=ac.state_dict(), epoch=loop.epoch, test_return=ret,
-                                      actor=actor, confirmed=confirmed_now,
+            self.dir.write(name, dict(ac=self.judged[actor].state_dict(), epoch=loop.epoch,
+                                      test_return=ret, actor=actor, confirmed=confirmed_now,
                                       **{k: self.config[k] for k in IDENTITY}))
         if self.judge.stopped:
             self.total_steps = loop.t  # solved: this epoch is the last
@@ -596,7 +602,7 @@ class Run:
     def stop_if_interrupted(self):
         """After Ctrl-C (checked once per env step): write the checkpoint, raise Interrupted."""
         if self._ctrl_c.requested:  # (never a checkpoint of NaN weights)
-            self.check_finite(("LossQ", "LossPi"), self.parts["ac"], self.loop.epoch + 1)
+            self.check_finite(self.loop.epoch + 1)
             self.checkpoint()
             raise Interrupted(f"interrupted at env step {self.loop.t:,}; checkpoint saved. "
                               f"Continue with: python td3.py --resume {self.output_dir}")

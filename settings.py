@@ -1,6 +1,6 @@
 """The rules a setting obeys, what td3.py's settings table is built from.
 
-Each setting is a dataclass field made by ``setting(default, RULE, doc)``: its rule (``Rule``:
+Each setting is a dataclass field made by ``setting(default, rule, doc)``: its rule (``Rule``:
 what a valid value is, a check, and how the command line parses it), its one-line description,
 and, for a setting newer than some runs, what those runs had (``before``). From that one
 declaration come td3()'s keyword arguments, the command-line options and their help (with
@@ -47,30 +47,38 @@ def integer_or_none(s):
     return None if s.lower() == "none" else int(s)
 
 
-POSITIVE = Rule("a positive integer", lambda v: _int(v) and v >= 1, int)
-COUNT = Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int)
-RATE = Rule("a number > 0", lambda v: _num(v) and v > 0, float)
-SCALE = Rule("a number >= 0", lambda v: _num(v) and v >= 0, float)
-DISCOUNT_OR_AUTO = Rule("in (0, 1] or 'auto' (the env's default)",
-                        lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto)
-NOISE = Rule("gaussian, pink or 'auto' (the env's default)",
-             lambda v: v in ("gaussian", "pink", "auto"))
-ACTOR = Rule("live or averaged", lambda v: v in ("live", "averaged"))
-POLYAK = Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float)
-SWITCH = Rule("True or False", lambda v: isinstance(v, bool), boolean)
-ENV_NUMBER = Rule("a number, None (off) or 'auto' (the env's default)",
-                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto)
-EP_LIMIT = Rule("a positive integer or None (the env's own limit)",
-                lambda v: v is None or (_int(v) and v >= 1), integer_or_none)
-DEVICE = Rule("cpu, cuda, cuda:N, mps or auto",
-              lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
-                                                (v.startswith("cuda:") and v[5:].isdigit())))
+# The rules, by the words td3.py's settings table names them with: setting(0.995, "in [0, 1)", ...).
+RULES = {
+    "integer >= 1": Rule("a positive integer", lambda v: _int(v) and v >= 1, int),
+    "integer >= 0": Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int),
+    "number > 0": Rule("a number > 0", lambda v: _num(v) and v > 0, float),
+    "number >= 0": Rule("a number >= 0", lambda v: _num(v) and v >= 0, float),
+    "in [0, 1)": Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float),
+    "in (0, 1] or auto": Rule("in (0, 1] or 'auto' (the env's default)",
+                              lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto),
+    "number, None or auto": Rule("a number, None (off) or 'auto' (the env's default)",
+                                 lambda v: v is None or v == "auto" or _num(v), number_none_or_auto),
+    "integer >= 1 or None": Rule("a positive integer or None (the env's own limit)",
+                                 lambda v: v is None or (_int(v) and v >= 1), integer_or_none),
+    "True or False": Rule("True or False", lambda v: isinstance(v, bool), boolean),
+    "gaussian, pink or auto": Rule("gaussian, pink or 'auto' (the env's default)",
+                                   lambda v: v in ("gaussian", "pink", "auto")),
+    "live or averaged": Rule("live or averaged", lambda v: v in ("live", "averaged")),
+    "a device": Rule("cpu, cuda, cuda:N, mps or auto",
+                     lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
+                                                       (v.startswith("cuda:") and v[5:].isdigit()))),
+}
 
 
 def setting(default, rule, doc, before=None):
-    """A dataclass field with its rule and a one-line description (the CLI's help).
+    """A dataclass field with its rule (a ``Rule``, or its name in ``RULES``) and a one-line
+    description (the CLI's help).
     ``before``: what runs made before the setting existed had, where that is not its default
     (their config.json has no such key; ``made_with``)."""
+    if isinstance(rule, str):
+        if rule not in RULES:
+            raise ValueError(f"no rule {rule!r}; the rules are {', '.join(RULES)}")
+        rule = RULES[rule]
     return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
 
 

@@ -27,7 +27,6 @@ import numpy as np
 import cli
 import envs
 import runs
-import settings
 import td3
 import variants
 from logger import format_seconds, read_table
@@ -123,7 +122,7 @@ def check_run_dir(run_dir, config):
     if os.path.exists(os.path.join(run_dir, "config.json")):
         runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
                                              "or pick another --data_dir",
-                            lambda saved: settings.made_with(saved, td3.Hyperparameters))
+                            td3.Hyperparameters)
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
     return runs.run_status(run_dir, config["epochs"])

@@ -31,8 +31,7 @@ import runs
 import settings
 from buffer import ReplayBuffer
 from cli import UserError
-from settings import (ACTOR, COUNT, DEVICE, DISCOUNT_OR_AUTO, ENV_NUMBER, EP_LIMIT, NOISE, POLYAK,
-                      POSITIVE, RATE, SCALE, SWITCH, setting)
+from settings import setting
 
 
 # ------------------------------------------------------------------------------------------
@@ -58,44 +57,53 @@ class Hyperparameters:
     """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
     AUTO: ClassVar = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, for the help text
     # TD3's own settings: the algorithm, its three tricks and its exploration
-    gamma: "float | str" = setting("auto", DISCOUNT_OR_AUTO, "discount (0.98: measured faster "
-                                   "than 0.99 on BipedalWalker-v3)")
-    polyak: float = setting(0.995, POLYAK, "targ <- polyak * targ + (1 - polyak) * net; the "
-                                           "paper's tau is 1 - polyak")
-    pi_lr: float = setting(1e-3, RATE, "Adam learning rate of the actor")
-    q_lr: float = setting(1e-3, RATE, "Adam learning rate of the critics")
-    batch_size: int = setting(256, POSITIVE, "transitions per update")
-    replay_size: int = setting(1_000_000, POSITIVE, "replay buffer capacity, in transitions")
-    start_steps: int = setting(10_000, COUNT, "uniform random actions for this many first steps")
-    update_after: int = setting(1000, COUNT, "no update before this many env steps")
-    update_every: int = setting(50, POSITIVE, "run this many updates every this many env steps")
-    act_noise: float = setting(0.1, SCALE, "exploration noise std, in action half-ranges")
-    noise: str = setting("auto", NOISE, "exploration noise: gaussian (new at each step) or "
-                         "pink (1/f, one per episode)", before="gaussian")
-    target_noise: float = setting(0.2, SCALE, "trick 3's noise std on the target action, "
-                                              "in action half-ranges; 0 turns it off")
-    noise_clip: float = setting(0.5, SCALE, "clip of trick 3's noise, in action half-ranges")
-    policy_delay: int = setting(2, POSITIVE, "trick 2: one actor and target update per this "
-                                             "many critic updates; 1 turns it off")
-    twin: bool = setting(True, SWITCH, "trick 1: target from the smaller of two critics")
-    reward_floor: "float | None | str" = setting("auto", ENV_NUMBER, "training rewards below it "
-                                                 "are raised to it")
+    gamma: "float | str" = setting("auto", "in (0, 1] or auto", "discount, measured per env "
+                                   "(docs/defaults.md)")
+    polyak: float = setting(0.995, "in [0, 1)", "targ <- polyak * targ + (1 - polyak) * net; "
+                                                "the paper's tau is 1 - polyak")
+    pi_lr: float = setting(1e-3, "number > 0", "Adam learning rate of the actor")
+    q_lr: float = setting(1e-3, "number > 0", "Adam learning rate of the critics")
+    batch_size: int = setting(256, "integer >= 1", "transitions per update")
+    replay_size: int = setting(1_000_000, "integer >= 1", "replay buffer capacity, in transitions")
+    start_steps: int = setting(10_000, "integer >= 0", "uniform random actions for this many "
+                                                       "first steps")
+    update_after: int = setting(1000, "integer >= 0", "no update before this many env steps")
+    update_every: int = setting(50, "integer >= 1", "run this many updates every this many "
+                                                    "env steps")
+    act_noise: float = setting(0.1, "number >= 0", "exploration noise std, in action half-ranges")
+    noise: str = setting("auto", "gaussian, pink or auto", "exploration noise: gaussian (new at "
+                         "each step) or pink (1/f, one per episode)", before="gaussian")
+    target_noise: float = setting(0.2, "number >= 0", "trick 3's noise std on the target "
+                                                      "action, in action half-ranges; 0: off")
+    noise_clip: float = setting(0.5, "number >= 0", "clip of trick 3's noise, in action "
+                                                    "half-ranges")
+    policy_delay: int = setting(2, "integer >= 1", "trick 2: one actor and target update per "
+                                                   "this many critic updates; 1 turns it off")
+    twin: bool = setting(True, "True or False", "trick 1: target from the smaller of two critics")
+    reward_floor: "float | None | str" = setting("auto", "number, None or auto", "training "
+                                                 "rewards below it are raised to it")
     # ---- the run: its seed and length, where it runs, how it is judged (judging.py) ----
-    seed: int = setting(0, COUNT, "seeds torch, exploration, env resets and replay sampling")
-    steps_per_epoch: int = setting(5000, POSITIVE, "env steps per epoch (one table row each)")
-    epochs: int = setting(100, POSITIVE, "the run takes steps_per_epoch * epochs env steps")
-    max_ep_len: "int | None" = setting(None, EP_LIMIT, "episode limit; None: the env's, else 1000")
-    save_freq: int = setting(1, POSITIVE, "write ckpt.pt every this many epochs")
-    device: str = setting("auto", DEVICE, "where the networks live; auto: cuda if available")
-    num_test_episodes: int = setting(10, POSITIVE, "noise-free test episodes per epoch")
-    stop_return: "float | None | str" = setting("auto", ENV_NUMBER, "solved at this test return "
-                                                "(None: never)")
-    confirm_episodes: int = setting(100, COUNT, "solved only if this many more episodes hold "
-                                    "it too; 0: stop_epochs epochs in a row do", before=0)
-    stop_epochs: int = setting(3, POSITIVE, "with confirm_episodes 0: epochs in a row")
-    early_stop: bool = setting(True, SWITCH, "stop once solved; best.pt is the solved actor")
-    test_actor: str = setting("live", ACTOR, "the actor judged: live (pi) or averaged (ac_targ.pi)")
-    compare_actors: bool = setting(False, SWITCH, "test and confirm both actors, from the same reset seeds")
+    seed: int = setting(0, "integer >= 0", "seeds torch, exploration, env resets and replay "
+                                           "sampling")
+    steps_per_epoch: int = setting(5000, "integer >= 1", "env steps per epoch (one table row "
+                                                         "each)")
+    epochs: int = setting(100, "integer >= 1", "the run takes steps_per_epoch * epochs env steps")
+    max_ep_len: "int | None" = setting(None, "integer >= 1 or None", "episode limit; None: the "
+                                       "env's, else 1000")
+    save_freq: int = setting(1, "integer >= 1", "write ckpt.pt every this many epochs")
+    device: str = setting("auto", "a device", "where the networks live; auto: cuda if available")
+    num_test_episodes: int = setting(10, "integer >= 1", "noise-free test episodes per epoch")
+    stop_return: "float | None | str" = setting("auto", "number, None or auto", "solved at this "
+                                                "test return (None: never)")
+    confirm_episodes: int = setting(100, "integer >= 0", "solved only if this many more episodes "
+                                    "hold it too; 0: stop_epochs epochs in a row do", before=0)
+    stop_epochs: int = setting(3, "integer >= 1", "with confirm_episodes 0: epochs in a row")
+    early_stop: bool = setting(True, "True or False", "stop once solved; best.pt is the solved "
+                                                      "actor")
+    test_actor: str = setting("live", "live or averaged", "the actor judged: live (pi) or "
+                                                          "averaged (ac_targ.pi)")
+    compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
+                                                           "the same reset seeds")
 
     def check(self, prefix=""):
         """Every value in its range, before anything is written; one line for the first that is not."""
@@ -157,8 +165,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     fused = all(p.device.type in ("cpu", "cuda") for p in params)
     pi_optimizer = torch.optim.Adam(pi_params, lr=hp.pi_lr, fused=fused)
     q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=fused)
-    act_scale = ac.pi.act_scale
-    act_low, act_high = ac.pi.act_bias - act_scale, ac.pi.act_bias + act_scale
+    act_low, act_high, act_scale = ac.pi.act_low, ac.pi.act_high, ac.pi.act_scale
 
     def compute_loss_q(data):
         o, a, r, o2, d = data["obs"], data["act"], data["rew"], data["obs2"], data["done"]
@@ -257,17 +264,17 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
                          target_action=target_action, done_flag=done_flag)
     device, act_dim = torch.device(config["device"]), config["act_dim"]
-    act_low, act_high = env.action_space.low.astype(np.float32), env.action_space.high.astype(np.float32)
-    act_scale = (act_high - act_low) / 2
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, made_with=lambda saved: settings.made_with(saved, Hyperparameters))  # run
+                   resume, Hyperparameters)  # run
     logger = run.logger
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
     ac = actor_critic(env.observation_space, env.action_space, **config["ac_kwargs"]).to(device)
     ac_targ = copy.deepcopy(ac).requires_grad_(False)  # only Polyak averaging moves the targets
+    act_low, act_high, act_scale = (x.cpu().numpy() for x in (ac.pi.act_low, ac.pi.act_high,
+                                                              ac.pi.act_scale))  # the env's Box
     replay_buffer = ReplayBuffer(config["obs_dim"], act_dim, hp.replay_size, device=device, seed=hp.seed)
     update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, logger, critic_loss,
                                                      target_action, **asdict(hp))
@@ -297,7 +304,9 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
-    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, ac=ac, ac_targ=ac_targ,  # run
+    judged = dict(live=ac, averaged=ac_targ)  # what each actor a test may judge acts with
+    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, judged,  # run
+                                          ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ,
                                           pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
                                           buffer=replay_buffer)
     last_return = None
@@ -326,13 +335,14 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                 for _ in range(hp.update_every):
                     loop.n_updates += 1
                     update(replay_buffer.sample_batch(hp.batch_size), loop.n_updates)
-            run.show_progress(loop.t, last_return)  # run
+            run.show_progress(loop.t, last_return, warm_up=loop.t < hp.start_steps,  # run
+                              updating=loop.t >= hp.update_after)
 
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
-                run.check_finite(("LossQ", "LossPi"), ac, loop.epoch)  # run: NaN stops, last checkpoint kept
-                returns, confirmed = run.judge.epoch(loop.epoch, test_agent(), logger, env_fn, dict(
-                    live=ac.act, averaged=ac_targ.act))  # run: judging; averaged is ac_targ.pi
+                run.check_finite(loop.epoch)  # run: NaN stops, last checkpoint kept
+                returns, confirmed = run.judge.epoch(loop.epoch, test_agent(), logger, env_fn,
+                                                     judged)  # run: test and confirm (judging.py)
                 log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
                 run.end_epoch(loop, returns, confirmed)  # run: best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()  # run
@@ -368,10 +378,13 @@ def log_epoch(logger, loop, elapsed, title, judging=()):
 
 def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
     """What td3() checks and fills in before it trains (sweep.py checks every run of a grid
-    so): the env, the settings left to it (settings_for), the device. Returns the resolved
-    Hyperparameters and what config.json records of the run."""
+    so): the env, the settings left to it (settings_for), the device, the replay buffer's
+    memory. Returns the resolved Hyperparameters and what config.json records of the run."""
     hp = settings_for(env, hp)
-    return hp, runs.run_config(env, hp, actor_critic, ac_kwargs, swaps)
+    config = runs.run_config(env, hp, actor_critic, ac_kwargs, swaps)
+    runs.check_memory(ReplayBuffer.nbytes(config["obs_dim"], config["act_dim"], hp.replay_size),
+                      f"a replay buffer of {hp.replay_size:,} transitions", "lower --replay_size")
+    return hp, config
 
 
 # The pieces a learner may swap to see a port's mistake; config.json records their names.

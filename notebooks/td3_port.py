@@ -72,7 +72,7 @@ class Adapter:
         with torch.no_grad():
             return self.swap("target_action", core.smoothed_target_action)(
                 self.ac_targ.pi(torch.as_tensor(obs2)), self.hp["target_noise"], self.hp["noise_clip"],
-                pi.act_bias - pi.act_scale, pi.act_bias + pi.act_scale, pi.act_scale,
+                pi.act_low, pi.act_high, pi.act_scale,
                 normal=torch.as_tensor(normal)).numpy()
 
     def update(self, batch, normal):
