@@ -19,7 +19,7 @@ import shlex
 import signal
 import sys
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Callable, NamedTuple
 
 import settings
@@ -222,6 +222,7 @@ class Td3Command(NamedTuple):
     run_dir: str
     threads: "int | None"
     env_fn: Callable  # makes the env: the id's, or on resume the one config.json records
+    options: CommandLineOnly  # the command-line-only options, threads as above
 
 
 def default_exp_name(env_id, hp):
@@ -258,7 +259,8 @@ def parse_td3(argv, settings_class, swap_points):
     from the parsed arguments, so that a resume can tell a given option from a default."""
     parser = td3_parser(settings_class, swap_points)
     args = vars(parser.parse_args(argv))
-    extra = CommandLineOnly(**{k: args[k] for k in ("hid", "l", "threads") if k in args})
+    extra = CommandLineOnly(**{f.name: args[f.name] for f in fields(CommandLineOnly)
+                               if f.name in args})
     check_settings(extra, prefix="--")
     quiet = args.pop("quiet")
     if "resume" in args:
@@ -281,7 +283,8 @@ def parse_td3(argv, settings_class, swap_points):
     from envs import make_env, rebuild_env  # here: envs.py itself reads config.json through cli
     env_fn = rebuild_env(output_dir) if "resume" in args else make_env(env_id)
     return Td3Command(env_id, dict(hparams, **swaps, ac_kwargs=ac_kwargs, resume="resume" in args,
-                                   logger_kwargs=logger_kwargs), output_dir, threads, env_fn)
+                                   logger_kwargs=logger_kwargs), output_dir, threads, env_fn,
+                      replace(extra, threads=threads))
 
 
 def resume_settings(args, parser, argv, settings_class, swap_points):

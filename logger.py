@@ -24,6 +24,8 @@ import time
 
 import numpy as np
 
+from cli import UserError
+
 
 # ------------------------------------------------------------------------------------------
 # Files written atomically
@@ -177,8 +179,13 @@ class EpochLogger:
         keys = list(self.current_row)
         if self.header is None:
             self.header = keys
-        elif keys != self.header:
-            raise ValueError(f"columns changed between epochs: {self.header} -> {keys}")
+        elif keys != self.header:  # e.g. a run resumed by code that logs another column
+            new = [k for k in keys if k not in self.header]
+            gone = [k for k in self.header if k not in keys]
+            raise UserError(f"this epoch's columns differ from {self.output_file}'s (new: "
+                            f"{', '.join(new) or 'none'}; missing: {', '.join(gone) or 'none'}, "
+                            f"or in another order); resume a run with the code that made it "
+                            f"(config.json names its git commit)")
         vals = [self.current_row[k] for k in keys]
         self.rows.append([_fmt(v) for v in vals])
         text = "\t".join(self.header) + "\n" + "".join("\t".join(r) + "\n" for r in self.rows)

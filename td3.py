@@ -260,14 +260,14 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     """
     hp = Hyperparameters(**hparams)
     hp.check()
-    env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())  # resumable
-    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
-                         target_action=target_action, done_flag=done_flag)
+    env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())  # run: resumable
+    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,  # run: auto
+                         target_action=target_action, done_flag=done_flag)  # values, config.json
     device, act_dim = torch.device(config["device"]), config["act_dim"]
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
                    resume, Hyperparameters)  # run
-    logger = run.logger
+    logger = run.logger  # run: the epoch table (logger.py)
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
@@ -304,7 +304,7 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
-    judged = dict(live=ac, averaged=ac_targ)  # what each actor a test may judge acts with
+    judged = dict(live=ac, averaged=ac_targ)  # run: what each actor a test may judge acts with
     loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, judged,  # run
                                           ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ,
                                           pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from cli import UserError
 from logger import EpochLogger, read_progress
 from runs import load_checkpoint, save_checkpoint
 
@@ -65,12 +66,19 @@ def test_resume_appends_and_drops_rows_after_the_checkpoint(tmp_path):
     assert [int(r[0]) for r in rows] == [1, 2, 3, 4]
 
 
-def test_changing_columns_is_an_error(tmp_path):
+def test_changing_columns_is_a_one_line_refusal(tmp_path):
+    """Code that logs another column than a run's progress.txt (a run resumed after a new
+    column was added) is refused in one line naming the column, with what to do."""
     logger = EpochLogger(str(tmp_path), quiet=True)
     one_epoch(logger, 1)
-    logger.log_tabular("Other", 1)
-    with pytest.raises(ValueError, match="columns changed"):
-        logger.dump_tabular()
+    resumed = EpochLogger(str(tmp_path), quiet=True, resume_epochs=1)
+    resumed.store(EpRet=1.0)
+    resumed.log_tabular("Epoch", 2)
+    resumed.log_tabular("EpRet", with_min_and_max=True)
+    resumed.log_tabular("Other", 1)
+    with pytest.raises(UserError, match=r"columns differ from .*progress.txt's \(new: Other; "
+                                        r"missing: .*\); resume a run with the code that made it"):
+        resumed.dump_tabular()
 
 
 def test_checkpoint_round_trip_and_no_temp_left(tmp_path):

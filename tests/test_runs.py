@@ -493,3 +493,14 @@ def test_second_ctrl_c_stops_at_once():
     finally:
         ctrl_c.close()
     assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_every_command_line_only_option_is_parsed_checked_and_handed_to_main():
+    """CommandLineOnly's fields, all of them, reach td3.main as cmd.options (none dropped)."""
+    from dataclasses import fields
+    cmd = cli.parse_td3(["--env", "Pendulum-v1", "--hid", "64", "--threads", "1"], td3.Hyperparameters,
+                        td3.SWAP_POINTS)
+    assert cmd.options == cli.CommandLineOnly(hid=64, l=2, threads=1)
+    assert {f.name for f in fields(cmd.options)} == {f.name for f in fields(cli.CommandLineOnly)}
+    with pytest.raises(cli.UserError, match="--l must be a positive integer"):
+        cli.parse_td3(["--env", "Pendulum-v1", "--l", "0"], td3.Hyperparameters, td3.SWAP_POINTS)
