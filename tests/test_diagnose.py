@@ -645,7 +645,7 @@ def test_readme_and_docs_give_the_measured_rate_on_the_held_out_runs(references)
     assert said and all(s >= 50 for s in said)  # the third round's test: seeds 50 and on
     n, bad, odd = len(said), list(said.values()).count("not consistent"), list(said.values()).count("unusual")
     seeds = sorted(said)
-    claim = (f"held-out healthy runs it was not chosen on (seeds {seeds[0]}-{seeds[-1]}), it called "
+    claim = (f"(seeds {seeds[0]}-{seeds[-1]}), it called "
              f"{bad} of {n} not consistent (95% upper bound {diagnose.upper95(bad, n):.0%}) and {odd} unusual")
     for page in ("README.md", os.path.join("docs", "diagnose.md")):
         with open(os.path.join(ROOT, page)) as f:
