@@ -199,8 +199,8 @@ def load_function(name):
 @dataclass(frozen=True)
 class CommandLineOnly:
     """Options of td3.py's command line that are not td3() settings (checked by the same rules)."""
-    hid: int = setting(256, "integer >= 1", "units per hidden layer")
-    l: int = setting(2, "integer >= 1", "number of hidden layers")
+    hid: int = setting(256, "int >= 1", "units per hidden layer")
+    l: int = setting(2, "int >= 1", "number of hidden layers")
     threads: "int | None" = setting(None, Rule("a positive integer", lambda v: v is None or (
         _int(v) and v >= 1), int), "torch CPU threads; None: min(2, the usable cores, OMP_NUM_THREADS) (docs/speed.md)")
 
@@ -274,7 +274,7 @@ def parse_td3(argv, settings_class, swap_points):
         swaps = {k: args.get(k, name_of(fn)) for k, fn in swap_points.items()}
         exp_name = args.get("exp_name") or default_exp_name(env_id, settings_class(**hparams))
         output_dir = run_dir(args.get("data_dir", "data"), exp_name, settings_class(**hparams).seed)
-    settings_class(**hparams).check(prefix="--")
+    check_settings(settings_class(**hparams), prefix="--")
     threads = extra.threads  # a resume keeps its run's thread count (determinism), unless given
     if "resume" in args and threads is None:
         threads = read_config(output_dir).get("torch_threads")

@@ -49,16 +49,16 @@ def integer_or_none(s):
 
 # The rules, by the words td3.py's settings table names them with: setting(0.995, "in [0, 1)", ...).
 RULES = {
-    "integer >= 1": Rule("a positive integer", lambda v: _int(v) and v >= 1, int),
-    "integer >= 0": Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int),
-    "number > 0": Rule("a number > 0", lambda v: _num(v) and v > 0, float),
-    "number >= 0": Rule("a number >= 0", lambda v: _num(v) and v >= 0, float),
+    "int >= 1": Rule("a positive integer", lambda v: _int(v) and v >= 1, int),
+    "int >= 0": Rule("an integer >= 0", lambda v: _int(v) and v >= 0, int),
+    "> 0": Rule("a number > 0", lambda v: _num(v) and v > 0, float),
+    ">= 0": Rule("a number >= 0", lambda v: _num(v) and v >= 0, float),
     "in [0, 1)": Rule("in [0, 1)", lambda v: _num(v) and 0 <= v < 1, float),
     "in (0, 1] or auto": Rule("in (0, 1] or 'auto' (the env's default)",
                               lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto),
     "number, None or auto": Rule("a number, None (off) or 'auto' (the env's default)",
                                  lambda v: v is None or v == "auto" or _num(v), number_none_or_auto),
-    "integer >= 1 or None": Rule("a positive integer or None (the env's own limit)",
+    "int >= 1 or None": Rule("a positive integer or None (the env's own limit)",
                                  lambda v: v is None or (_int(v) and v >= 1), integer_or_none),
     "True or False": Rule("True or False", lambda v: isinstance(v, bool), boolean),
     "gaussian, pink or auto": Rule("gaussian, pink or 'auto' (the env's default)",
@@ -70,16 +70,17 @@ RULES = {
 }
 
 
-def setting(default, rule, doc, before=None):
+def setting(default, rule, doc, before=None, at_most=None):
     """A dataclass field with its rule (a ``Rule``, or its name in ``RULES``) and a one-line
     description (the CLI's help).
     ``before``: what runs made before the setting existed had, where that is not its default
-    (their config.json has no such key; ``made_with``)."""
+    (their config.json has no such key; ``made_with``). ``at_most``: another setting this
+    one may not exceed (a batch is drawn from the replay buffer)."""
     if isinstance(rule, str):
         if rule not in RULES:
             raise ValueError(f"no rule {rule!r}; the rules are {', '.join(RULES)}")
         rule = RULES[rule]
-    return field(default=default, metadata=dict(rule=rule, doc=doc, before=before))
+    return field(default=default, metadata=dict(rule=rule, doc=doc, before=before, at_most=at_most))
 
 
 def made_with(config, settings_class):
@@ -101,6 +102,11 @@ def violation(settings, prefix=""):
         v, rule = getattr(settings, f.name), f.metadata["rule"]
         if not rule.ok(v):
             return f"{prefix}{f.name} must be {rule.says}, got {v!r}"
+    for f in fields(settings):
+        v, other = getattr(settings, f.name), f.metadata.get("at_most")
+        if other and v > getattr(settings, other):
+            return (f"{prefix}{f.name} ({v}) must be at most {prefix}{other} "
+                    f"({getattr(settings, other)})")
     return None
 
 

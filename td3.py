@@ -30,7 +30,6 @@ import judging
 import runs
 import settings
 from buffer import ReplayBuffer
-from cli import UserError
 from settings import setting
 
 
@@ -61,56 +60,45 @@ class Hyperparameters:
                                    "(docs/defaults.md)")
     polyak: float = setting(0.995, "in [0, 1)", "targ <- polyak * targ + (1 - polyak) * net; "
                                                 "the paper's tau is 1 - polyak")
-    pi_lr: float = setting(1e-3, "number > 0", "Adam learning rate of the actor")
-    q_lr: float = setting(1e-3, "number > 0", "Adam learning rate of the critics")
-    batch_size: int = setting(256, "integer >= 1", "transitions per update")
-    replay_size: int = setting(1_000_000, "integer >= 1", "replay buffer capacity, in transitions")
-    start_steps: int = setting(10_000, "integer >= 0", "uniform random actions for this many "
-                                                       "first steps")
-    update_after: int = setting(1000, "integer >= 0", "no update before this many env steps")
-    update_every: int = setting(50, "integer >= 1", "run this many updates every this many "
-                                                    "env steps")
-    act_noise: float = setting(0.1, "number >= 0", "exploration noise std, in action half-ranges")
+    pi_lr: float = setting(1e-3, "> 0", "Adam learning rate of the actor")
+    q_lr: float = setting(1e-3, "> 0", "Adam learning rate of the critics")
+    batch_size: int = setting(256, "int >= 1", "transitions per update", at_most="replay_size")
+    replay_size: int = setting(1_000_000, "int >= 1", "replay buffer capacity, in transitions")
+    start_steps: int = setting(10_000, "int >= 0", "uniform random actions for this many first "
+                                                   "steps")
+    update_after: int = setting(1000, "int >= 0", "no update before this many env steps")
+    update_every: int = setting(50, "int >= 1", "run this many updates every this many env steps")
+    act_noise: float = setting(0.1, ">= 0", "exploration noise std, in action half-ranges")
     noise: str = setting("auto", "gaussian, pink or auto", "exploration noise: gaussian (new at "
                          "each step) or pink (1/f, one per episode)", before="gaussian")
-    target_noise: float = setting(0.2, "number >= 0", "trick 3's noise std on the target "
-                                                      "action, in action half-ranges; 0: off")
-    noise_clip: float = setting(0.5, "number >= 0", "clip of trick 3's noise, in action "
-                                                    "half-ranges")
-    policy_delay: int = setting(2, "integer >= 1", "trick 2: one actor and target update per "
-                                                   "this many critic updates; 1 turns it off")
+    target_noise: float = setting(0.2, ">= 0", "trick 3's noise std on the target action, in "
+                                               "action half-ranges; 0: off")
+    noise_clip: float = setting(0.5, ">= 0", "clip of trick 3's noise, in action half-ranges")
+    policy_delay: int = setting(2, "int >= 1", "trick 2: one actor and target update per this "
+                                               "many critic updates; 1 turns it off")
     twin: bool = setting(True, "True or False", "trick 1: target from the smaller of two critics")
     reward_floor: "float | None | str" = setting("auto", "number, None or auto", "training "
                                                  "rewards below it are raised to it")
     # ---- the run: its seed and length, where it runs, how it is judged (judging.py) ----
-    seed: int = setting(0, "integer >= 0", "seeds torch, exploration, env resets and replay "
-                                           "sampling")
-    steps_per_epoch: int = setting(5000, "integer >= 1", "env steps per epoch (one table row "
-                                                         "each)")
-    epochs: int = setting(100, "integer >= 1", "the run takes steps_per_epoch * epochs env steps")
-    max_ep_len: "int | None" = setting(None, "integer >= 1 or None", "episode limit; None: the "
+    seed: int = setting(0, "int >= 0", "seeds torch, exploration, env resets and replay sampling")
+    steps_per_epoch: int = setting(5000, "int >= 1", "env steps per epoch (one table row each)")
+    epochs: int = setting(100, "int >= 1", "the run takes steps_per_epoch * epochs env steps")
+    max_ep_len: "int | None" = setting(None, "int >= 1 or None", "episode limit; None: the "
                                        "env's, else 1000")
-    save_freq: int = setting(1, "integer >= 1", "write ckpt.pt every this many epochs")
+    save_freq: int = setting(1, "int >= 1", "write ckpt.pt every this many epochs")
     device: str = setting("auto", "a device", "where the networks live; auto: cuda if available")
-    num_test_episodes: int = setting(10, "integer >= 1", "noise-free test episodes per epoch")
+    num_test_episodes: int = setting(10, "int >= 1", "noise-free test episodes per epoch")
     stop_return: "float | None | str" = setting("auto", "number, None or auto", "solved at this "
                                                 "test return (None: never)")
-    confirm_episodes: int = setting(100, "integer >= 0", "solved only if this many more episodes "
+    confirm_episodes: int = setting(100, "int >= 0", "solved only if this many more episodes "
                                     "hold it too; 0: stop_epochs epochs in a row do", before=0)
-    stop_epochs: int = setting(3, "integer >= 1", "with confirm_episodes 0: epochs in a row")
-    early_stop: bool = setting(True, "True or False", "stop once solved; best.pt is the solved "
-                                                      "actor")
+    stop_epochs: int = setting(3, "int >= 1", "with confirm_episodes 0: epochs in a row")
+    early_stop: bool = setting(True, "True or False", "stop once solved; best.pt is the "
+                                                      "solved actor")
     test_actor: str = setting("live", "live or averaged", "the actor judged: live (pi) or "
                                                           "averaged (ac_targ.pi)")
     compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
                                                            "the same reset seeds")
-
-    def check(self, prefix=""):
-        """Every value in its range, before anything is written; one line for the first that is not."""
-        cli.check_settings(self, prefix)
-        if self.batch_size > self.replay_size:
-            raise UserError(f"{prefix}batch_size ({self.batch_size}) must be at most "
-                            f"{prefix}replay_size ({self.replay_size})")
 
 
 # ------------------------------------------------------------------------------------------
@@ -152,7 +140,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     actor and the targets. No env is known here: a gamma left at "auto" is the general 0.98.
     """
     hp = Hyperparameters(**hparams)
-    hp.check()
+    cli.check_settings(hp)  # every value in its range, or one line for the first that is not
     if hp.gamma == "auto":
         hp = replace(hp, gamma=GENERAL_DEFAULTS["gamma"])
     pi_params = list(ac.pi.parameters())
@@ -259,10 +247,11 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 {settings}
     """
     hp = Hyperparameters(**hparams)
-    hp.check()
+    cli.check_settings(hp)  # before anything is written
     env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())  # run: resumable
-    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,  # run: auto
-                         target_action=target_action, done_flag=done_flag)  # values, config.json
+    # run: the "auto" values filled in, and what config.json records
+    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
+                         target_action=target_action, done_flag=done_flag)
     device, act_dim = torch.device(config["device"]), config["act_dim"]
     # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
     run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},

@@ -94,6 +94,7 @@ def test_the_quickstart_minutes_are_the_committed_runs():
     first = (f"first reached 300 after {min(t['first']):.0f}-{max(t['first']):.0f} minutes "
              f"(median {sorted(t['first'])[len(t['first']) // 2]:.0f})")
     said = {README: [f"{t['alone']:.0f} env steps/s", f"500,000 steps in about {t['worst_minutes']:.0f} minutes",
+                     f"(seed 0 took {t['seed0']:,})",
                      f"about {t['rate']:.0f} env steps/s", first],
             os.path.join(ROOT, "docs", "usage.md"): [
                 f"{t['alone']:.0f} env steps/s", f"about {t['rate']:.0f} env steps/s", first,

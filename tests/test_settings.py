@@ -36,9 +36,9 @@ def test_every_setting_has_a_bad_value_here():
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_bad_value_is_one_line_and_writes_nothing(name, tmp_path, capsys):
     argv = ["--env", "Pendulum-v1", f"--{name}", str(BAD[name]), "--data_dir", str(tmp_path)]
-    with pytest.raises((td3.UserError, SystemExit)) as e:
+    with pytest.raises((cli.UserError, SystemExit)) as e:
         td3.main(argv)
-    msg = str(e.value) if e.type is td3.UserError else capsys.readouterr().err.strip()
+    msg = str(e.value) if e.type is cli.UserError else capsys.readouterr().err.strip()
     if e.type is SystemExit:
         assert e.value.code == 2
     assert len(msg.splitlines()) == 1 and f"--{name}" in msg, msg
@@ -53,7 +53,7 @@ def test_bad_value_from_the_command_line(tmp_path):
 
 
 def test_batch_larger_than_buffer_is_refused(tmp_path):
-    with pytest.raises(td3.UserError, match=r"batch_size \(64\) must be at most replay_size \(32\)"):
+    with pytest.raises(cli.UserError, match=r"batch_size \(64\) must be at most replay_size \(32\)"):
         td3.td3(lambda: gym.make("Pendulum-v1"), batch_size=64, replay_size=32,
                 logger_kwargs=dict(output_dir=str(tmp_path / "r")))
     assert not (tmp_path / "r").exists()
@@ -167,7 +167,7 @@ def test_sigint_handler_is_the_callers_again_after_a_nan_stop(tmp_path, pendulum
     mine = lambda signum, frame: None
     previous = signal.signal(signal.SIGINT, mine)
     try:
-        with pytest.raises(td3.UserError, match="NaN"):
+        with pytest.raises(cli.UserError, match="NaN"):
             td3.td3(pendulum, q_lr=1e30, pi_lr=1e30, **{**SMALL, "epochs": 1},
                     logger_kwargs=dict(output_dir=str(tmp_path), quiet=True))
         assert signal.getsignal(signal.SIGINT) is mine

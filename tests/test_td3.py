@@ -101,7 +101,7 @@ def test_existing_run_directory_is_not_overwritten(tmp_path, pendulum):
     out = str(tmp_path / "run")
     td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
     before = open(os.path.join(out, "progress.txt")).read()
-    with pytest.raises(td3.UserError, match="already holds a run"):
+    with pytest.raises(cli.UserError, match="already holds a run"):
         td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
     assert open(os.path.join(out, "progress.txt")).read() == before
 
@@ -201,7 +201,7 @@ def test_a_run_from_before_noise_was_left_to_the_env_resumes_with_gaussian_noise
 
 def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
     out = str(tmp_path / "nan")
-    with pytest.raises(td3.UserError, match=r"epoch 1: LossQ became NaN"):
+    with pytest.raises(cli.UserError, match=r"epoch 1: LossQ became NaN"):
         td3.td3(pendulum, q_lr=1e30, pi_lr=1e30, logger_kwargs=dict(output_dir=out, quiet=True),
                 **{**SMALL, "epochs": 1})
     assert not os.path.exists(os.path.join(out, "ckpt.pt"))
