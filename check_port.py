@@ -30,12 +30,12 @@ import numpy as np
 import torch
 
 import core
-import logger
 import td3
 import variants
 from cli import ArgumentParser, UserError, load_function, run_main
 from envs import make_env
 from notebooks import port_mistakes as pm
+from plot import read_table
 
 B = 256                 # the batch the port and td3.py both update on
 STATS_B = 4096          # identical transitions, to see trick 3's noise by its statistics
@@ -351,7 +351,7 @@ def evidence(variant, env):
         return ""
     said = []
     for f in runs:
-        t = logger.read_table(f)
+        t = read_table(f)
         ret, steps = np.asarray(t["AverageTestEpRet"], float), np.asarray(t["TotalEnvInteracts"])
         said.append(f"seed {os.path.basename(os.path.dirname(f)).rsplit('_s', 1)[-1]} best test "
                     f"return {np.nanmax(ret):.0f} in {int(steps[-1]):,} steps")

@@ -70,10 +70,19 @@ def run_main(main):
 LOCK = "lock"  # in a run directory: which process runs there; locked while it lives
 
 
+class RunDirInUse(UserError):
+    """A run directory another process holds; ``holder`` says which (as it wrote itself)."""
+
+    def __init__(self, run_dir, holder):
+        super().__init__(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
+                         f"another --exp_name, --seed or --data_dir")
+        self.holder = holder
+
+
 class hold_run_dir:
     """Hold ``run_dir`` for this process until ``close()`` or the process ends (the OS releases
     the lock then, also after a SIGKILL, so a killed run can be resumed). Held by another
-    process: one line naming it, and nothing changed. ``close(undo=True)``, for a run refused
+    process: RunDirInUse, one line naming it, and nothing changed. ``close(undo=True)``, for a run refused
     after all, removes the lock file and the directory if holding it made them."""
 
     def __init__(self, run_dir):
@@ -87,8 +96,7 @@ class hold_run_dir:
             self.f.seek(0)
             holder = self.f.read().strip() or "another process"
             self.f.close()
-            raise UserError(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
-                            f"another --exp_name, --seed or --data_dir") from None
+            raise RunDirInUse(run_dir, holder) from None
 
     def claim(self):
         """Write who holds the directory (once the run is sure to go ahead), for the next one."""
@@ -105,21 +113,6 @@ class hold_run_dir:
                     os.remove(self.path)
                 if self.made_dir:
                     os.rmdir(self.run_dir)
-
-
-def run_dir_holder(run_dir):
-    """Who holds ``run_dir`` now (as hold_run_dir wrote it), or None."""
-    path = os.path.join(run_dir, LOCK)
-    if not os.path.exists(path):
-        return None
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            return f.read().strip() or "another process"
-        fcntl.flock(f, fcntl.LOCK_UN)
-    return None
 
 
 # ------------------------------------------------------------------------------------------

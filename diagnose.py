@@ -22,9 +22,9 @@ import warnings
 
 import numpy as np
 
-import logger  # progress.txt's one parser
 import variants
 from cli import ArgumentParser, UserError, read_config, run_main
+from plot import read_table  # progress.txt's columns, as logger.py parses it
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 # Chosen on healthy seeds 0-2 and 10-14, tested on 15-19: benchmarks/check_diagnose.py
@@ -45,10 +45,7 @@ def load_run(path):
     if not os.path.isfile(f):
         raise UserError(f"{path} does not exist" if not os.path.exists(path)
                         else f"no progress.txt in {path}")
-    try:
-        raw = logger.read_table(f)
-    except ValueError as e:
-        raise UserError(str(e)) from None
+    raw = read_table(f)
     data = {k: raw.get(k, raw.get(k.replace("Average", ""))) for k in
             ["TotalEnvInteracts", "AverageQ2Vals"] + COLUMNS}
     if data["AverageQ1Vals"] is not None and data["AverageQ2Vals"] is not None:
@@ -64,12 +61,32 @@ def load_run(path):
     cfg = read_config(os.path.dirname(f) or ".", required=False)
     env = cfg.get("env_id")
     if cfg.get("env_kwargs"):  # gym.make("LunarLander-v3", continuous=True): the lander's runs
-        from envs import registered_as
         env = registered_as(env, cfg["env_kwargs"], sorted(os.listdir(RESULTS))
                             if os.path.isdir(RESULTS) else [])
     return dict(path=os.path.dirname(f) or ".", data=data, env=env,
                 exp_name=cfg.get("exp_name"), max_ep_len=cfg.get("max_ep_len"),
                 seed=cfg.get("seed"), missing=[c for c in COLUMNS if c not in data])
+
+
+def registered_as(env_id, env_kwargs, known):
+    """The id among ``known`` that a config.json's env (its id and arguments) is, as envs.py's
+    env_key finds it, with the same episode limit: LunarLander-v3 with continuous=True is
+    LunarLanderContinuous-v3. An env whose arguments make no known env gets a name of its
+    own, ``BipedalWalker-v3(hardcore=True)``, so that no other env's runs stand for it."""
+    if not env_kwargs:
+        return env_id
+    import dataclasses
+    import gymnasium as gym  # here: diagnose.py starts without gymnasium
+    from envs import spec_key
+    own = f"{env_id}({', '.join(f'{k}={v!r}' for k, v in sorted(env_kwargs.items()))})"
+    try:
+        spec = gym.spec(env_id)
+    except gym.error.Error:
+        return own
+    kwargs = {k: v for k, v in env_kwargs.items() if k != "max_episode_steps"}
+    match = spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known)
+    limit = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
+    return match if match and gym.registry[match].max_episode_steps == limit else own
 
 
 def same_run(a, b):

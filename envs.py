@@ -107,26 +107,6 @@ def env_arguments(env):
     return kwargs, [w.name for w in spec.additional_wrappers]
 
 
-def registered_as(env_id, env_kwargs, known):
-    """The id among ``known`` that a config.json's env (its id and arguments) is, as env_key
-    finds it, with the same episode limit: LunarLander-v3 with continuous=True is
-    LunarLanderContinuous-v3. An env whose arguments make no known env gets a name of its
-    own, ``BipedalWalker-v3(hardcore=True)``, so that no other env's runs stand for it."""
-    if not env_kwargs:
-        return env_id
-    import dataclasses
-    import gymnasium as gym  # (as in make_env)
-    own = f"{env_id}({', '.join(f'{k}={v!r}' for k, v in sorted(env_kwargs.items()))})"
-    try:
-        spec = gym.spec(env_id)
-    except gym.error.Error:
-        return own
-    kwargs = {k: v for k, v in env_kwargs.items() if k != "max_episode_steps"}
-    match = spec_key(dataclasses.replace(spec, kwargs={**spec.kwargs, **kwargs}), known)
-    limit = env_kwargs.get("max_episode_steps", spec.max_episode_steps)
-    return match if match and gym.registry[match].max_episode_steps == limit else own
-
-
 def rebuild_env(run, **extra):
     """An ``env_fn`` that makes the env a run's config.json records (its id and arguments;
     ``extra``: e.g. render_mode), or a UserError saying why a command line can't: then only

@@ -97,16 +97,6 @@ def read_progress(path):
     return header, rows
 
 
-def read_table(path):
-    """A ``progress.txt`` as ``{column: float array}`` (what plot.py draws)."""
-    header, rows = read_progress(path)
-    try:
-        data = np.array(rows, dtype=float).reshape(len(rows), len(header))
-    except ValueError:
-        raise ValueError(f"{path} holds values that are not numbers") from None
-    return {k: data[:, i] for i, k in enumerate(header)}
-
-
 class EpochLogger:
     """Spinning Up's EpochLogger, single-process.
 

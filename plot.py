@@ -86,11 +86,17 @@ def _shade(color, f):
 
 
 def read_table(path):
-    """A ``progress.txt`` as ``{column: float array}``; a broken file is one UserError line."""
+    """A ``progress.txt`` (read by logger.py, its one parser) as ``{column: float array}``; a
+    broken file is one UserError line."""
     try:
-        return logger.read_table(path)
-    except ValueError as e:
+        header, rows = logger.read_progress(path)
+    except ValueError as e:  # empty, or a row with another number of columns
         raise UserError(str(e)) from None
+    try:
+        data = np.array(rows, dtype=float).reshape(len(rows), len(header))
+    except ValueError:
+        raise UserError(f"{path} holds values that are not numbers") from None
+    return {k: data[:, i] for i, k in enumerate(header)}
 
 
 def get_datasets(dirs, select=None, exclude=None):

@@ -31,7 +31,7 @@ first checkpoint starts again from step 0, keeping what it wrote under other nam
 whose table shows a checkpoint that is missing is refused. No file a run wrote is deleted
 (a resume redoes the rows written after its checkpoint, which come out the same).
 
-``run_status`` tells sweep.py which runs are finished; ``pick_device`` checks a ``--device``.
+``pick_device`` checks a ``--device``.
 What the command lines share (the one user-error type, the settings' rules, reading
 config.json) is in cli.py; the epoch table and the live progress line between tables are
 logger.py's.
@@ -100,21 +100,9 @@ def same_device(a, b):
 
 def device_rng_state(device):
     """The state of a GPU's own random generator (trick 3's noise on a cuda tensor draws from
-    it, not from the CPU's), or None on the CPU."""
+    it, not from the CPU's), or None on the CPU. (torch.cuda and torch.mps get and set it alike.)"""
     device = torch.device(device)
-    if device.type == "cuda":
-        return torch.cuda.get_rng_state(device)
-    if device.type == "mps":
-        return torch.mps.get_rng_state()
-    return None
-
-
-def set_device_rng_state(device, state):
-    device = torch.device(device)
-    if device.type == "cuda":
-        torch.cuda.set_rng_state(state, device)
-    elif device.type == "mps":
-        torch.mps.set_rng_state(state)
+    return None if device.type == "cpu" else getattr(torch, device.type).get_rng_state(device)
 
 
 def default_threads(cores=None):
@@ -196,24 +184,6 @@ def load_checkpoint(path, map_location="cpu"):
     except Exception as e:  # truncated zip, garbage bytes, ...
         raise ValueError(f"cannot read checkpoint {path}: it is truncated or not a "
                          f"checkpoint ({type(e).__name__})") from None
-
-
-def run_status(run_dir, epochs=None):
-    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch,
-    or ``epochs`` when given, reached, or stopped early), from the checkpoint and
-    config.json; sweep.py asks this with its own --epochs."""
-    path = os.path.join(run_dir, "ckpt.pt")
-    if not os.path.exists(path):
-        return "new"
-    config = read_config(run_dir)
-    try:  # mmap: the counters are read without loading the replay buffer
-        ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception:
-        return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
-    done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
-    solved = ckpt.get("solved", judging.NOT_SOLVED)
-    stopped = judging.stopped_early(config, ckpt["epochs_at_goal"], solved)
-    return "finished" if done or stopped else "unfinished"
 
 
 def check_memory(nbytes, what, hint):
@@ -430,7 +400,7 @@ class TrainingState:
             print(f"note: {run_dir} {why}: from here its numbers are no longer those of an "
                   f"uninterrupted run", flush=True)
         elif ckpt.get("device_rng") is not None:
-            set_device_rng_state(self.device, ckpt["device_rng"])
+            getattr(torch, torch.device(self.device).type).set_rng_state(ckpt["device_rng"], self.device)
         self.logger.epoch_dict.update(ckpt["epoch_dict"])
         for f in fields(self.loop):
             setattr(self.loop, f.name, ckpt[f.name])
@@ -640,15 +610,17 @@ class ReplayableEnv:
     def __init__(self, env):
         self.env, self.seed, self.actions = env, None, []
         self.keeps_past = remembers_past(env)
-        self.past_seeds, self.past_lengths = [], []  # finished episodes, oldest first
-        self.past_actions, self.n_past = None, 0     # their actions, one after the other
+        self.past_seeds, self.past_actions = [], []  # finished episodes, oldest first
+        self.n_past = 0                              # their env steps
 
     def __getattr__(self, name):
         return getattr(self.env, name)
 
     def reset(self, seed):
         if self.keeps_past and self.seed is not None:
-            self._keep(self.seed, self.actions)
+            self.past_seeds.append(self.seed)
+            self.past_actions.append(self._array(self.actions))
+            self.n_past += len(self.actions)
         self.seed, self.actions = seed, []
         return self.env.reset(seed=seed)
 
@@ -656,31 +628,16 @@ class ReplayableEnv:
         self.actions.append(a)
         return self.env.step(a)
 
-    def _keep(self, seed, actions):
-        n, size = len(actions), 0 if self.past_actions is None else len(self.past_actions)
-        if self.n_past + n > size:  # grow by doubling: O(1) a step
-            grown = np.empty((max(2 * size, self.n_past + n, 1024),
-                              self.env.action_space.shape[0]), np.float32)
-            if size:
-                grown[:self.n_past] = self.past_actions[:self.n_past]
-            self.past_actions = grown
-        if n:
-            self.past_actions[self.n_past:self.n_past + n] = np.asarray(actions, np.float32)
-        self.past_seeds.append(seed)
-        self.past_lengths.append(n)
-        self.n_past += n
+    def _array(self, actions):  # (steps, act_dim) float32, also for no step
+        return np.asarray(actions, np.float32).reshape(-1, self.env.action_space.shape[0])
 
     def state_dict(self):
-        act_dim = self.env.action_space.shape[0]
-        episode = dict(seed=self.seed, actions=torch.as_tensor(
-            np.array(self.actions, np.float32).reshape(-1, act_dim)))
+        episode = dict(seed=self.seed, actions=torch.as_tensor(self._array(self.actions)))
         if not self.keeps_past:
             return episode
         return dict(episode, past_seeds=torch.tensor(self.past_seeds, dtype=torch.int64),
-                    past_lengths=torch.tensor(self.past_lengths, dtype=torch.int64),
-                    past_actions=torch.as_tensor(np.array(
-                        self.past_actions[:self.n_past] if self.n_past else [], np.float32
-                    ).reshape(-1, act_dim)))
+                    past_lengths=torch.tensor([len(a) for a in self.past_actions], dtype=torch.int64),
+                    past_actions=torch.as_tensor(np.concatenate([self._array([]), *self.past_actions])))
 
     def replay(self, seed, actions, past_seeds=None, past_lengths=None, past_actions=None):
         """Play the past episodes again (when recorded), then reset with ``seed`` and take

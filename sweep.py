@@ -23,13 +23,16 @@ import time
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 import cli
 import envs
+import judging
 import runs
 import td3
 import variants
-from logger import format_seconds, read_table
+from logger import format_seconds
+from plot import read_table
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = {name: v.options for name, v in variants.runnable().items()}  # variants.py's table
@@ -116,7 +119,7 @@ def plan_runs(args, td3_options):
 
 
 def check_run_dir(run_dir, config):
-    """The run's status (runs.run_status) at the sweep's --epochs, refusing a directory that
+    """The run's status (run_status) at the sweep's --epochs, refusing a directory that
     holds another configuration's run (a rerun with other options would mix the two) or a
     run without a config.json. A run made with fewer epochs is unfinished: it trains on."""
     if os.path.exists(os.path.join(run_dir, "config.json")):
@@ -125,7 +128,25 @@ def check_run_dir(run_dir, config):
                             td3.Hyperparameters)
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
         raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
-    return runs.run_status(run_dir, config["epochs"])
+    return run_status(run_dir, config["epochs"])
+
+
+def run_status(run_dir, epochs=None):
+    """"new" (no checkpoint yet), "unfinished" (steps left) or "finished" (its last epoch,
+    or ``epochs`` when given, reached, or stopped early), from the checkpoint and
+    config.json; the sweep asks this with its own --epochs."""
+    path = os.path.join(run_dir, "ckpt.pt")
+    if not os.path.exists(path):
+        return "new"
+    config = cli.read_config(run_dir)
+    try:  # mmap: the counters are read without loading the replay buffer
+        ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:
+        return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
+    done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
+    solved = ckpt.get("solved", judging.NOT_SOLVED)
+    stopped = judging.stopped_early(config, ckpt["epochs_at_goal"], solved)
+    return "finished" if done or stopped else "unfinished"
 
 
 class RunFailed(Exception):
@@ -150,9 +171,10 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
             time.sleep(0.5)
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
-        holder = cli.run_dir_holder(path)  # a td3.py started by hand, or by another sweep
-        if holder:
-            return f"skipped: in use by {holder}"
+        try:  # a td3.py started by hand, or by another sweep, holds it: left to that one
+            cli.hold_run_dir(path).close()
+        except cli.RunDirInUse as e:
+            return f"skipped: in use by {e.holder}"
         # A run that wrote its config.json is resumed: td3.py goes on from its checkpoint,
         # or, if it cannot have written one yet, starts it again, keeping what it wrote (a
         # lost checkpoint is refused, and the run is reported failed with that line).
@@ -259,7 +281,7 @@ def run_sweep(args, plan):
         if pending:
             ray.wait(list(pending), num_returns=len(pending), timeout=300)
         for r in pending.values():
-            r["state"] = "finished" if runs.run_status(r["run_dir"], r["epochs"]) == "finished" \
+            r["state"] = "finished" if run_status(r["run_dir"], r["epochs"]) == "finished" \
                 else "interrupted"
         return 130
     finally:
@@ -287,7 +309,7 @@ def collect(run, ref):
 def table(run):
     try:
         return read_table(os.path.join(run["run_dir"], "progress.txt"))
-    except (OSError, ValueError):
+    except (OSError, cli.UserError):
         return {}
 
 

@@ -628,7 +628,7 @@ def test_a_plot_into_a_missing_directory_is_one_line(tmp_path):
 def test_an_env_made_with_arguments_is_compared_only_with_its_own_env():
     """LunarLander-v3 with continuous=True is the continuous lander; the hardcore walker, or a
     lander with another episode limit, is no committed env: diagnose then asks for --reference."""
-    from envs import registered_as
+    from diagnose import registered_as
     known = ["BipedalWalker-v3", "LunarLanderContinuous-v3"]
     assert registered_as("LunarLander-v3", {"continuous": True}, known) == "LunarLanderContinuous-v3"
     assert registered_as("BipedalWalker-v3", {}, known) == "BipedalWalker-v3"

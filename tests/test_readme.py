@@ -110,10 +110,10 @@ def test_the_quickstart_minutes_are_the_committed_runs():
 
 def test_the_results_line_is_the_committed_runs():
     """README's seeds 10-19 sentence, from their progress.txt."""
-    import logger
+    from plot import read_table
     first = []
     for seed in range(10, 20):
-        t = logger.read_table(os.path.join(ROOT, "results", "BipedalWalker-v3",
+        t = read_table(os.path.join(ROOT, "results", "BipedalWalker-v3",
                                            f"td3-BipedalWalker-v3_s{seed}", "progress.txt"))
         x, r = np.asarray(t["TotalEnvInteracts"]), np.asarray(t["AverageTestEpRet"])
         hit = (r >= 300) & (x <= 150_000)

@@ -14,6 +14,7 @@ import torch
 
 import cli
 import runs
+import sweep  # run_status: which runs of a grid are finished
 import td3
 from conftest import ROOT, SMALL, CountEnv, one_line_error, rows_without_time, run_cli, snapshot
 from logger import read_progress
@@ -164,8 +165,8 @@ def test_without_confirmation_the_early_stop_fires_after_stop_epochs_and_best_pt
     best = load_checkpoint(out / "best.pt")
     assert best["epoch"] == 1 and best["test_return"] == returns[0] != returns[-1]
     ckpt = load_checkpoint(out / "ckpt.pt")
-    assert (ckpt["epoch"], ckpt["epochs_at_goal"]) == (3, 3) and runs.run_status(out) == "finished"
-    assert runs.run_status(out, 100) == "finished"  # a sweep with more epochs leaves it as it is
+    assert (ckpt["epoch"], ckpt["epochs_at_goal"]) == (3, 3) and sweep.run_status(out) == "finished"
+    assert sweep.run_status(out, 100) == "finished"  # a sweep with more epochs leaves it as it is
     td3.td3(Fading, stop_return=-1e9, stop_epochs=3, resume=True, logger_kwargs=dict(
         output_dir=str(out), quiet=True), **kw)
     said = capsys.readouterr().out
@@ -192,7 +193,7 @@ def test_a_confirmation_that_holds_stop_return_stops_the_run_and_its_actor_is_be
     for k, v in ckpt["ac_targ"].items():  # the averaged actor-critic, not the live one
         assert torch.equal(best["ac"][k], v)
     assert not torch.equal(best["ac"]["pi.net.0.weight"], ckpt["ac"]["pi.net.0.weight"])
-    assert ckpt["solved"] == dict(live=0, averaged=1) and runs.run_status(out, 100) == "finished"
+    assert ckpt["solved"] == dict(live=0, averaged=1) and sweep.run_status(out, 100) == "finished"
     td3.td3(CountEnv, stop_return=7.0, test_actor="averaged", resume=True, logger_kwargs=dict(
         output_dir=str(out), quiet=True), **dict(JUDGE, epochs=9))
     said = capsys.readouterr().out
