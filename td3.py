@@ -17,7 +17,7 @@ judged (test episodes, the confirmation, best.pt, the stop): judging.py; the run
 settings.py; envs by id: envs.py; the command line: cli.py.
 """
 import copy
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -141,18 +141,14 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     """
     hp = Hyperparameters(**hparams)
     cli.check_settings(hp)  # every value in its range, or one line for the first that is not
-    if hp.gamma == "auto":
-        hp = replace(hp, gamma=GENERAL_DEFAULTS["gamma"])
-    pi_params = list(ac.pi.parameters())
+    gamma = GENERAL_DEFAULTS["gamma"] if hp.gamma == "auto" else hp.gamma
     # A list, not an iterator: Spinning Up chained the two critics' parameters with
     # itertools.chain, the optimizer used the iterator up, and its "freeze the critic
     # during the actor step" loop then froze nothing.
     q_params = list(ac.q1.parameters()) + list(ac.q2.parameters())
-    params, targ_params = list(ac.parameters()), list(ac_targ.parameters())
     # Fused Adam: the same math as Adam, one kernel per tensor group (faster, bench_update.py).
-    fused = all(p.device.type in ("cpu", "cuda") for p in params)
-    pi_optimizer = torch.optim.Adam(pi_params, lr=hp.pi_lr, fused=fused)
-    q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=fused)
+    pi_optimizer = torch.optim.Adam(ac.pi.parameters(), lr=hp.pi_lr, fused=True)
+    q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=True)
     act_low, act_high, act_scale = ac.pi.act_low, ac.pi.act_high, ac.pi.act_scale
 
     def compute_loss_q(data):
@@ -164,7 +160,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
                                act_low, act_high, act_scale)                          # trick 3
             q1_targ = ac_targ.q1(o2, a2)
             q2_targ = ac_targ.q2(o2, a2) if hp.twin else None
-        return critic_loss(q1, q2, r, d, q1_targ, q2_targ, hp.gamma, hp.twin), q1, q2
+        return critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, hp.twin), q1, q2
 
     def compute_loss_pi(data):
         # As in the paper, the actor climbs Q1 only; Q2 exists for trick 1's minimum.
@@ -202,7 +198,7 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
         for p in q_params:
             p.requires_grad_(True)
         with torch.no_grad():
-            core.polyak_update(params, targ_params, hp.polyak)
+            core.polyak_update(ac.parameters(), ac_targ.parameters(), hp.polyak)
         if logger is not None:
             logger.store(LossPi=loss_pi.detach())
         return True
@@ -275,22 +271,6 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
-    def test_agent():
-        """The live actor's test (judging.py), and trick 1's overestimation check: Q1(s, pi(s))
-        against the discounted training reward that followed s (a little low where the time
-        limit cut it). Returns the episodes' reset seeds, which the other judging reuses."""
-        seeds = []
-        for _ in range(hp.num_test_episodes):
-            seeds.append(int(rng.integers(2**31)))
-            ep_ret, ep_len, obs, rews = judging.play(test_env, lambda o: get_action(o, 0),
-                                                     seeds[-1], hp.max_ep_len, train_reward)
-            with torch.no_grad():
-                s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=device)
-                q_est = ac.q1(s, ac.pi(s))
-            logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
-                         TestQTrue=core.discounted_returns(rews, hp.gamma))
-        return seeds
-
     # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
     # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
     judged = dict(live=ac, averaged=ac_targ)  # run: what each actor a test may judge acts with
@@ -330,8 +310,9 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
                 run.check_finite(loop.epoch)  # run: NaN stops, last checkpoint kept
-                returns, confirmed = run.judge.epoch(loop.epoch, test_agent(), logger, env_fn,
-                                                     judged)  # run: test and confirm (judging.py)
+                seeds = test_agent(ac, lambda o: get_action(o, 0), test_env, rng, hp, train_reward, logger)
+                returns, confirmed = run.judge.epoch(loop.epoch, seeds, logger, env_fn,
+                                                     judged)  # run: confirm, if due (judging.py)
                 log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
                 run.end_epoch(loop, returns, confirmed)  # run: best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()  # run
@@ -339,6 +320,23 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
 
 td3.__doc__ = td3.__doc__ and td3.__doc__.format(settings=settings.settings_doc(Hyperparameters))  # -OO: None
+
+
+def test_agent(ac, act, test_env, rng, hp, reward, logger):
+    """The epoch's test: noise-free episodes of the live actor ``act`` (judging.py), and trick
+    1's overestimation check, Q1(s, pi(s)) against the discounted training ``reward`` that
+    followed s (a little low where the time limit cut it). Returns the episodes' reset seeds,
+    which the rest of the judging reuses."""
+    seeds = []
+    for _ in range(hp.num_test_episodes):
+        seeds.append(int(rng.integers(2**31)))
+        ep_ret, ep_len, obs, rews = judging.play(test_env, act, seeds[-1], hp.max_ep_len, reward)
+        with torch.no_grad():
+            s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=ac.pi.act_low.device)
+            q_est = ac.q1(s, ac.pi(s))
+        logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
+                     TestQTrue=core.discounted_returns(rews, hp.gamma))
+    return seeds
 
 
 def log_epoch(logger, loop, elapsed, title, judging=()):
