@@ -1,8 +1,6 @@
 """EpochLogger: progress.txt columns and rows, config.json, resume, atomic checkpoints."""
 import json
-import pickle
 
-import numpy as np
 import pytest
 import torch
 

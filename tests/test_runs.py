@@ -455,6 +455,7 @@ def test_judging_a_walker_changes_no_training_or_test_column(tmp_path):
     td3.td3(walker, stop_return=-1e9, early_stop=False, compare_actors=True,
             logger_kwargs=dict(output_dir=str(judged), quiet=True), **kw)
     (h1, r1), (h2, r2) = read_progress(plain / "progress.txt"), read_progress(judged / "progress.txt")
+    assert h2[:len(h1) - 1] == h1[:-1]  # the same columns first (all but Time), then judging's
     assert [r[:-1] for r in r1] == [r[:len(h1) - 1] for r in r2]
 
 
