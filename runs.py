@@ -343,15 +343,15 @@ class RunDirectory:
                 os.remove(os.path.join(self.output_dir, name))
         return set_aside(self.output_dir, self.restart) if self.restart else []
 
-    def write(self, name, state):
+    def write(self, name, state, saved):
+        """Write a checkpoint file; a full disk is one line saying whether the checkpoint of
+        epoch ``saved`` (None: none yet) is there to resume from."""
         try:
             save_checkpoint(state, os.path.join(self.output_dir, name))
         except DiskFull as e:
-            saved = load_checkpoint(os.path.join(self.output_dir, "ckpt.pt"))["epoch"] \
-                if os.path.exists(os.path.join(self.output_dir, "ckpt.pt")) else None
             raise UserError(f"{e.strerror}; " + (f"the checkpoint of epoch {saved} is intact: "
                             f"free space, then python td3.py --resume {self.output_dir}"
-                            if saved else "no checkpoint was written yet: free space and start "
+                            if saved is not None else "no checkpoint was written yet: free space and start "
                             "the run again")) from None
 
 
@@ -555,7 +555,7 @@ class Run:
         for name, actor, ret, confirmed_now in self.judge.end_epoch(loop.epoch, test_returns, confirmed):
             self.dir.write(name, dict(ac=self.judged[actor].state_dict(), epoch=loop.epoch,
                                       test_return=ret, actor=actor, confirmed=confirmed_now,
-                                      **{k: self.config[k] for k in IDENTITY}))
+                                      **{k: self.config[k] for k in IDENTITY}), self.saved_epoch)
         if self.judge.stopped:
             self.total_steps = loop.t  # solved: this epoch is the last
             print(f"stopping early: {self.judge.stop_reason()}", flush=True)
@@ -566,7 +566,8 @@ class Run:
     def checkpoint(self):
         """Everything an exact resume needs, as tensors and plain values, written atomically."""
         self.dir.write("ckpt.pt", {**self.state.capture(), **self.judge.state_dict(),
-                                   "elapsed": self.time(), **{k: self.config[k] for k in IDENTITY}})
+                                   "elapsed": self.time(), **{k: self.config[k] for k in IDENTITY}},
+                       self.saved_epoch)
         self.saved_epoch = self.loop.epoch
 
     def stop_if_interrupted(self):
