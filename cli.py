@@ -72,18 +72,14 @@ LOCK = "lock"  # in a run directory: which process runs there; locked while it l
 
 class RunDirInUse(UserError):
     """A run directory another process holds; ``holder`` says which (as it wrote itself)."""
-
-    def __init__(self, run_dir, holder):
-        super().__init__(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
-                         f"another --exp_name, --seed or --data_dir")
-        self.holder = holder
+    holder = "another process"
 
 
 class hold_run_dir:
     """Hold ``run_dir`` for this process until ``close()`` or the process ends (the OS releases
     the lock then, also after a SIGKILL, so a killed run can be resumed). Held by another
-    process: RunDirInUse, one line naming it, and nothing changed. ``close(undo=True)``, for a run refused
-    after all, removes the lock file and the directory if holding it made them."""
+    process: RunDirInUse, one line naming it, and nothing changed. ``close(undo=True)``, for a
+    run refused after all, removes the lock file and the directory if holding it made them."""
 
     def __init__(self, run_dir):
         self.run_dir, self.path = run_dir, os.path.join(run_dir, LOCK)
@@ -96,7 +92,10 @@ class hold_run_dir:
             self.f.seek(0)
             holder = self.f.read().strip() or "another process"
             self.f.close()
-            raise RunDirInUse(run_dir, holder) from None
+            e = RunDirInUse(f"{run_dir} is in use by {holder}: wait for it to end, or pick "
+                            f"another --exp_name, --seed or --data_dir")
+            e.holder = holder
+            raise e from None
 
     def claim(self):
         """Write who holds the directory (once the run is sure to go ahead), for the next one."""

@@ -24,7 +24,6 @@ import numpy as np
 
 import variants
 from cli import ArgumentParser, UserError, read_config, run_main
-from plot import read_table  # progress.txt's columns, as logger.py parses it
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 # Chosen on healthy seeds 0-2 and 10-14, tested on 15-19: benchmarks/check_diagnose.py
@@ -45,6 +44,7 @@ def load_run(path):
     if not os.path.isfile(f):
         raise UserError(f"{path} does not exist" if not os.path.exists(path)
                         else f"no progress.txt in {path}")
+    from plot import read_table  # here: matplotlib only once a run is read (fast --help)
     raw = read_table(f)
     data = {k: raw.get(k, raw.get(k.replace("Average", ""))) for k in
             ["TotalEnvInteracts", "AverageQ2Vals"] + COLUMNS}

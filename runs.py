@@ -351,8 +351,8 @@ class RunDirectory:
         except DiskFull as e:
             raise UserError(f"{e.strerror}; " + (f"the checkpoint of epoch {saved} is intact: "
                             f"free space, then python td3.py --resume {self.output_dir}"
-                            if saved is not None else "no checkpoint was written yet: free space and start "
-                            "the run again")) from None
+                            if saved is not None else "no checkpoint was written yet: free "
+                            "space and start the run again")) from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -399,8 +399,9 @@ class TrainingState:
                 made_on, self.device) else "has a checkpoint without its GPU's random state")
             print(f"note: {run_dir} {why}: from here its numbers are no longer those of an "
                   f"uninterrupted run", flush=True)
-        elif ckpt.get("device_rng") is not None:
-            getattr(torch, torch.device(self.device).type).set_rng_state(ckpt["device_rng"], self.device)
+        elif ckpt.get("device_rng") is not None and torch.device(self.device).type != "cpu":
+            getattr(torch, torch.device(self.device).type).set_rng_state(ckpt["device_rng"],
+                                                                         self.device)
         self.logger.epoch_dict.update(ckpt["epoch_dict"])
         for f in fields(self.loop):
             setattr(self.loop, f.name, ckpt[f.name])
@@ -637,8 +638,10 @@ class ReplayableEnv:
         if not self.keeps_past:
             return episode
         return dict(episode, past_seeds=torch.tensor(self.past_seeds, dtype=torch.int64),
-                    past_lengths=torch.tensor([len(a) for a in self.past_actions], dtype=torch.int64),
-                    past_actions=torch.as_tensor(np.concatenate([self._array([]), *self.past_actions])))
+                    past_lengths=torch.tensor([len(a) for a in self.past_actions],
+                                              dtype=torch.int64),
+                    past_actions=torch.as_tensor(np.concatenate([self._array([]),
+                                                                 *self.past_actions])))
 
     def replay(self, seed, actions, past_seeds=None, past_lengths=None, past_actions=None):
         """Play the past episodes again (when recorded), then reset with ``seed`` and take

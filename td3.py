@@ -10,11 +10,12 @@ update() below; 3. Target policy smoothing -> core.smoothed_target_action. ``--n
 
 Read top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
 command line, config.json and the range checks all come from that table; TD3's own first),
-the losses and the update, ``td3()`` (setup, loop, test), ``main()``. Networks and TD3 math:
-core.py; replay buffer: buffer.py; epoch table and progress line: logger.py; how a run is
-judged (test episodes, the confirmation, best.pt, the stop): judging.py; the run directory
-(checkpoints, exact resume, Ctrl-C): runs.py, through ``run``; the rules each setting obeys:
-settings.py; envs by id: envs.py; the command line: cli.py.
+the losses and the update, ``td3()`` (setup, then the loop), the epoch's test and table
+(``test_agent``, ``log_epoch``), ``main()``. Networks and TD3 math: core.py; replay buffer:
+buffer.py; epoch table and progress line: logger.py; how a run is judged (test episodes, the
+confirmation, best.pt, the stop): judging.py; the run directory (checkpoints, exact resume,
+Ctrl-C): runs.py, through ``run``; the rules each setting obeys: settings.py; envs by id:
+envs.py; the command line: cli.py.
 """
 import copy
 from dataclasses import asdict, dataclass
@@ -310,9 +311,10 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
                 run.check_finite(loop.epoch)  # run: NaN stops, last checkpoint kept
-                seeds = test_agent(ac, lambda o: get_action(o, 0), test_env, rng, hp, train_reward, logger)
+                seeds = test_agent(ac, lambda o: get_action(o, 0), test_env, rng, hp, train_reward,
+                                   logger)  # the live actor's noise-free test episodes
                 returns, confirmed = run.judge.epoch(loop.epoch, seeds, logger, env_fn,
-                                                     judged)  # run: confirm, if due (judging.py)
+                                                     judged)  # run: the rest of judging.py
                 log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
                 run.end_epoch(loop, returns, confirmed)  # run: best.pt, early stop, ckpt.pt
             run.stop_if_interrupted()  # run
