@@ -484,10 +484,11 @@ def done_piece(rep, port):
     cases = [(False, False), (True, False), (False, True), (True, True)]
     got = [port.call("done_flag", lambda t, u: float(a.done_flag(t, u)), t, u) for t, u in cases]
     want = [td3.done_flag(t, u) for t, u in cases]
+    named = [m for m in DONE_FLAG_MISTAKES if got == [getattr(pm, m)(t, u) for t, u in cases]]
     if got == want:
         rep.line("PASS", "done flag", "done = terminated; a time-limit cut is stored as not done")
-    elif got == [pm.truncation_as_death(t, u) for t, u in cases]:
-        rep.name("truncation_as_death", "done flag")
+    elif named:
+        rep.name(named[0], "done flag")
     else:
         rep.line("DIFFERS", "done flag", f"(terminated, truncated) -> {got} for {cases}, "
                  f"td3.py's {want}")
@@ -500,6 +501,7 @@ def swapped_at(point):
 
 
 TARGET_ACTION_MISTAKES = swapped_at("target_action")
+DONE_FLAG_MISTAKES = swapped_at("done_flag")
 
 
 def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):

@@ -284,7 +284,8 @@ def resume_settings(args, parser, argv, settings_class, swap_points):
     --resume is honoured when it may change (RESUME_MAY_CHANGE) or equals the run's value,
     and refused in one line otherwise: it is never dropped in silence. --exp_name and
     --data_dir name a new run's directory and are refused, and so is "auto": config.json
-    holds the value the run filled in, and the refusal names it."""
+    holds the value the run filled in, and the refusal names it. A command-line-only option
+    that config.json does not record (all but --hid and --l) is taken as given."""
     output_dir = args["resume"]
     config = read_config(output_dir)  # without ckpt.pt: started again or refused (runs.py)
     sizes = list(config["ac_kwargs"]["hidden_sizes"])

@@ -38,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = {name: v.options for name, v in variants.runnable().items()}  # variants.py's table
 # td3.py options that sweep.py sets for each run itself, and what to do instead.
 OWN_OPTIONS = {"--seed": "give the seeds with --seeds", "-s": "give the seeds with --seeds",
-               **dict.fromkeys(("--no_twin", "--no_delay", "--no_smoothing"), "pick them with --variants"),
+               **dict.fromkeys((o for v in variants.TABLE.values() if v.kind == "ablation"
+                                for o in v.options), "pick them with --variants"),
                "--exp_name": "each run is named by its env and variant",
                "--threads": "each run gets one torch thread (and one CPU from Ray)",
                "--resume": "run the same sweep command again to resume its runs"}
@@ -205,14 +206,14 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
 
 def resume_argv(run_dir, argv, epochs):
     """td3.py's command that resumes a run: the settings come from its config.json, and what a
-    resume may change from the sweep's command: --epochs (more trains a finished run on),
-    --device and --quiet."""
+    resume may change (cli.RESUME_MAY_CHANGE) from the sweep's command (``argv``), but for
+    --epochs (the sweep's: more trains a finished run on) and --threads (1 a run)."""
     out = ["--resume", run_dir, "--epochs", str(epochs), "--threads", "1"]
     for i, a in enumerate(argv):
-        if a == "--device":
-            out += argv[i:i + 2]
-        elif a.startswith("--device=") or a == "--quiet":
-            out.append(a)
+        name = a[2:].split("=", 1)[0] if a.startswith("--") else None
+        if name in cli.RESUME_MAY_CHANGE and name not in ("epochs", "threads"):
+            value = "=" not in a and i + 1 < len(argv) and not argv[i + 1].startswith("-")
+            out += argv[i:i + 1 + value]  # --device cpu, --device=cpu, --quiet
     return out
 
 

@@ -37,8 +37,8 @@ from settings import setting
 # ------------------------------------------------------------------------------------------
 # Hyperparameters, each declared once
 # ------------------------------------------------------------------------------------------
-# "auto" takes the env's value in ENV_DEFAULTS, else the general one; each is measured
-# (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
+# A setting whose default is "auto" takes the env's value here, else the general one; each is
+# measured (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
 # safest. The lander's 0.99 counts its +100 for landing from further; pink noise explores the descent.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),

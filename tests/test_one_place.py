@@ -50,6 +50,23 @@ def test_what_a_resume_may_change_is_listed_once():
     assert {runs.AS_CONFIG_KEY.get(o, o) for o in cli.RESUME_MAY_CHANGE} <= set(runs.MAY_CHANGE_ON_RESUME)
 
 
+def test_sweeps_resume_reads_what_a_resume_may_change(monkeypatch):
+    """sweep.py resumes a run with what cli.RESUME_MAY_CHANGE lists, not a list of its own."""
+    import sweep
+    argv = ["--env", "Pendulum-v1", "--device", "cpu", "--gamma", "0.9", "--quiet"]
+    assert sweep.resume_argv("R", argv, 4)[6:] == ["--device", "cpu", "--quiet"]
+    monkeypatch.setattr(cli, "RESUME_MAY_CHANGE", (*cli.RESUME_MAY_CHANGE, "gamma"))
+    assert sweep.resume_argv("R", argv, 4)[6:] == ["--device", "cpu", "--gamma", "0.9", "--quiet"]
+
+
+def test_check_port_names_every_done_flag_mistake_of_the_table(monkeypatch):
+    """A done_flag mistake added to variants.py is named by check_port.py's done-flag piece."""
+    import check_port
+    assert check_port.DONE_FLAG_MISTAKES == [n for n, v in __import__("variants").TABLE.items()
+                                             if v.options and v.options[0] == "--done_flag"]
+    assert "truncation_as_death" in check_port.DONE_FLAG_MISTAKES
+
+
 def test_config_json_is_parsed_in_one_place():
     readers = [os.path.basename(p) for p in PROJECT if any(
         isinstance(n, ast.Attribute) and n.attr == "load" and isinstance(n.value, ast.Name)
