@@ -117,9 +117,10 @@ class hold_run_dir:
 # ------------------------------------------------------------------------------------------
 # Settings' options: each setting's rule and words come from settings.py
 # ------------------------------------------------------------------------------------------
-def check_settings(settings, prefix=""):
-    """Raise a one-line UserError for the first field whose value breaks its rule."""
-    said = violation(settings, prefix)
+def check_settings(values, prefix=""):
+    """Raise a one-line UserError for the first field of ``values`` (a settings dataclass)
+    whose value breaks its rule."""
+    said = violation(values, prefix)
     if said:
         raise UserError(said)
 

@@ -32,9 +32,9 @@ whose table shows a checkpoint that is missing is refused. No file a run wrote i
 (a resume redoes the rows written after its checkpoint, which come out the same).
 
 ``pick_device`` checks a ``--device``.
-What the command lines share (the one user-error type, the settings' rules, reading
-config.json) is in cli.py; the epoch table and the live progress line between tables are
-logger.py's.
+What the command lines share (the one user-error type, the lock on a run directory, reading
+config.json) is in cli.py, the settings' rules in settings.py, making and rebuilding envs in
+envs.py; the epoch table and the live progress line between tables are logger.py's.
 """
 import contextlib
 import importlib.metadata
@@ -55,9 +55,9 @@ import judging
 from cli import (RESUME_MAY_CHANGE, Interrupted, UserError, hold_run_dir, name_of, read_config,
                  run_dir)
 from envs import env_arguments
-from settings import made_with
 from logger import (DiskFull, EpochLogger, ProgressLine, atomic_write, format_seconds,
                     is_temp_file, read_progress)
+from settings import made_with
 
 
 # ------------------------------------------------------------------------------------------

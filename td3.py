@@ -38,8 +38,9 @@ from settings import setting
 # Hyperparameters, each declared once
 # ------------------------------------------------------------------------------------------
 # A setting whose default is "auto" takes the env's value here, else the general one; each is
-# measured (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering stops looking
-# safest. The lander's 0.99 counts its +100 for landing from further; pink noise explores the descent.
+# measured (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering
+# stops looking safest. The lander's 0.99 counts its +100 for landing from further; pink noise
+# explores the descent.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
                 "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
@@ -341,8 +342,8 @@ def test_agent(ac, act, test_env, rng, hp, reward, logger):
     return seeds
 
 
-def log_epoch(logger, loop, elapsed, title, judging=()):
-    """One row of progress.txt from what the epoch stored (judging columns: NaN if not run)."""
+def log_epoch(logger, loop, elapsed, title, judging_columns=()):
+    """One row of progress.txt from what the epoch stored (judging's columns: NaN if not run)."""
     logger.log_tabular("Epoch", loop.epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)
@@ -359,7 +360,7 @@ def log_epoch(logger, loop, elapsed, title, judging=()):
     logger.log_tabular("TestQEst", average_only=True)
     logger.log_tabular("TestQTrue", average_only=True)
     logger.log_tabular("TestQBias", est - true)
-    for key in judging:
+    for key in judging_columns:
         logger.log_tabular(key, average_only=True)
     logger.log_tabular("Time", elapsed)
     logger.dump_tabular(title)

@@ -68,7 +68,11 @@ def watch(path, episodes=5, gif=None, which="best", seed=10_000):
     render_mode = "rgb_array" if gif else ("human" if os.environ.get("DISPLAY") else None)
     env = rebuild_env(os.path.dirname(weights) or ".", render_mode=render_mode)()
     frames, rets = [], []
-    grab = lambda env, ep_len: ep_len % 2 == 0 and frames.append(env.render())  # every 2nd step
+
+    def grab(env, ep_len):  # the GIF's frames: every second step of the first episode
+        if ep_len % 2 == 0:
+            frames.append(env.render())
+
     for ep in range(episodes):  # the episodes the judging plays (judging.py), from these seeds
         ep_ret, ep_len, _, _ = judging.play(env, ac.act, seed + ep, config["max_ep_len"],
                                             after_step=grab if gif and ep == 0 else None)

@@ -123,3 +123,45 @@ def test_the_results_line_is_the_committed_runs():
         text = " ".join(f.read().split())
     assert (f"{len(first)} of 10 at 300 by 150,000 env steps (median {int(np.median(first)):,})"
             in text)
+
+
+def test_the_pendulum_sentence_is_the_committed_runs():
+    """README's smoke-test sentence: the first test return past -200, seeds 0-2 committed."""
+    from plot import read_table
+    first = []
+    for seed in range(3):
+        t = read_table(os.path.join(ROOT, "results", "Pendulum-v1", f"td3-Pendulum-v1_s{seed}",
+                                    "progress.txt"))
+        x, r = np.asarray(t["TotalEnvInteracts"]), np.asarray(t["AverageTestEpRet"])
+        first.append(int(x[np.argmax(r > -200)]))
+        assert r[0] < -1_200  # the random start, "about -1,300"
+    with open(README, encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    assert f"past -200 within {min(first):,}-{max(first):,} env steps (seeds 0-2 committed)" in text
+
+
+def test_the_single_critic_sentence_is_the_committed_ablations():
+    """README: every single-critic run overestimates (TestQBias over its second half above 0,
+    where the runs of TD3 and the other one-trick ablations stay under 0.5) and is lower at
+    200,000 env steps than every run of TD3 and of the other one-trick ablations."""
+    from plot import read_table
+
+    def runs(name):
+        out = []
+        for f in sorted(glob.glob(os.path.join(ROOT, "results", "ablations", name, "*",
+                                               "progress.txt"))):
+            t = read_table(f)
+            at = np.asarray(t["TotalEnvInteracts"]) == 200_000
+            bias = np.asarray(t["TestQBias"])
+            out.append((float(np.asarray(t["AverageTestEpRet"])[at][0]),
+                        float(np.median(bias[len(bias) // 2:]))))
+        assert len(out) == 3, name
+        return out
+    single = runs("td3-BipedalWalker-v3-no_twin")
+    twins = [r for name in ("td3-BipedalWalker-v3", "td3-BipedalWalker-v3-no_delay",
+                            "td3-BipedalWalker-v3-no_smoothing") for r in runs(name)]
+    assert all(bias > 0 for _, bias in single) and all(bias < 0.5 for _, bias in twins)
+    assert max(ret for ret, _ in single) < min(ret for ret, _ in twins)
+    with open(README, encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    assert "every single-critic run overestimates and is far lower at 200,000 env steps" in text
