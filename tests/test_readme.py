@@ -126,18 +126,22 @@ def test_the_results_line_is_the_committed_runs():
 
 
 def test_the_pendulum_sentence_is_the_committed_runs():
-    """README's smoke-test sentence: the first test return past -200, seeds 0-2 committed."""
+    """README's smoke test: its minutes (the committed runs' Time after the command's 8 epochs)
+    and the first test return past -200, seeds 0-2 committed."""
     from plot import read_table
-    first = []
+    first, minutes = [], []
     for seed in range(3):
         t = read_table(os.path.join(ROOT, "results", "Pendulum-v1", f"td3-Pendulum-v1_s{seed}",
                                     "progress.txt"))
         x, r = np.asarray(t["TotalEnvInteracts"]), np.asarray(t["AverageTestEpRet"])
         first.append(int(x[np.argmax(r > -200)]))
         assert r[0] < -1_200  # the random start, "about -1,300"
+        minutes.append(float(np.asarray(t["Time"])[7]) / 60)  # the command's 8 epochs
     with open(README, encoding="utf-8") as f:
         text = " ".join(f.read().split())
     assert f"past -200 within {min(first):,}-{max(first):,} env steps (seeds 0-2 committed)" in text
+    said = f"# {int(min(minutes))}-{int(max(minutes)) + 1} minutes"
+    assert said in text and "--epochs 8 --steps_per_epoch 1000 --start_steps 1000" in text, said
 
 
 def test_the_single_critic_sentence_is_the_committed_ablations():
