@@ -32,8 +32,9 @@ import torch
 import core
 import td3
 import variants
-from cli import ArgumentParser, UserError, load_function, run_main
-from envs import make_env
+from run.command import load_function
+from run.errors import ArgumentParser, UserError, run_main
+from run.envs import make_env
 from notebooks import port_mistakes as pm
 from plot import read_table
 
@@ -406,8 +407,7 @@ def check(adapter_cls, env_id="BipedalWalker-v3", seed=0, out=print):
 
 
 def settings_lines(rep, s, env):
-    hp = td3.Hyperparameters()
-    mine = td3.resolve(env, hp)[0]
+    mine = td3.settings_for(env)
     if s["polyak"] < 0.5:
         rep.name("polyak_as_tau", "settings", f" (polyak {s['polyak']:g}: the targets keep "
                  f"{s['polyak']:.1%} of themselves at each step; tau is 1 - polyak)")

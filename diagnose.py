@@ -23,7 +23,8 @@ import warnings
 import numpy as np
 
 import variants
-from cli import ArgumentParser, UserError, read_config, run_main
+from run.directory import read_config
+from run.errors import ArgumentParser, UserError, run_main
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 # Chosen on healthy seeds 0-2 and 10-14, tested on 15-19: benchmarks/check_diagnose.py
@@ -69,7 +70,7 @@ def load_run(path):
 
 
 def registered_as(env_id, env_kwargs, known):
-    """The id among ``known`` that a config.json's env (its id and arguments) is, as envs.py's
+    """The id among ``known`` that a config.json's env (its id and arguments) is, as run/envs.py's
     env_key finds it, with the same episode limit: LunarLander-v3 with continuous=True is
     LunarLanderContinuous-v3. An env whose arguments make no known env gets a name of its
     own, ``BipedalWalker-v3(hardcore=True)``, so that no other env's runs stand for it."""
@@ -77,7 +78,7 @@ def registered_as(env_id, env_kwargs, known):
         return env_id
     import dataclasses
     import gymnasium as gym  # here: diagnose.py starts without gymnasium
-    from envs import spec_key
+    from run.envs import spec_key
     own = f"{env_id}({', '.join(f'{k}={v!r}' for k, v in sorted(env_kwargs.items()))})"
     try:
         spec = gym.spec(env_id)

@@ -9,22 +9,18 @@ Every file is written atomically: to a temporary file in the same directory, flu
 fsynced, then moved over the old one with ``os.replace``. A process killed at any moment
 leaves either the old file or the new one, never half of one.
 
-This file knows nothing about TD3, checkpoints or settings (runs.py keeps a run's
-housekeeping). It does not need torch either: tensors stored during an epoch are converted
-with torch only when the row is made, so plot.py can read ``progress.txt`` through
-``read_progress`` without loading torch.
+This file knows nothing about TD3, checkpoints, settings or the command line (the run
+package keeps a run's housekeeping). It does not need torch either: tensors stored during an
+epoch are converted with torch only when the row is made, so plot.py can read
+``progress.txt`` through ``read_progress`` without loading torch.
 """
 import contextlib
 import errno
 import json
 import os
 import shutil
-import sys
-import time
 
 import numpy as np
-
-from cli import UserError
 
 
 # ------------------------------------------------------------------------------------------
@@ -46,7 +42,7 @@ class DiskFull(OSError):
 
 def atomic_write(path, write_fn, mode="w"):
     """Write ``path`` by calling ``write_fn(f)`` on a temp file, then ``os.replace``. A write
-    that fails removes its temp file; a full disk (torch's serializer says so only in its
+    that fails removes its temp file; a full disk (some serializers say so only in their
     message) is a DiskFull naming the file, about how much it needs and what is free."""
     tmp = f"{path}{TEMP_SUFFIX}{os.getpid()}"
     try:
@@ -59,7 +55,7 @@ def atomic_write(path, write_fn, mode="w"):
         written = os.path.getsize(tmp) if os.path.exists(tmp) else 0
         with contextlib.suppress(OSError):
             os.remove(tmp)
-        chain = [e]  # torch's serializer raises its own error, with the OSError as context
+        chain = [e]  # a serializer may raise its own error, with the OSError as context
         while chain[-1].__context__ is not None and len(chain) < 10:
             chain.append(chain[-1].__context__)
         if any(getattr(x, "errno", None) == errno.ENOSPC or "No space left on device" in str(x)
@@ -101,42 +97,43 @@ class EpochLogger:
     """Spinning Up's EpochLogger, single-process.
 
     Args:
-        output_dir: directory for ``progress.txt``, ``config.json`` and checkpoints.
+        output_dir: directory for ``progress.txt`` and ``config.json`` (made when first
+            written to).
         output_fname: name of the table file.
         exp_name: recorded in ``config.json``; ``plot.py`` groups runs by it.
         quiet: print nothing (the file is still written).
-        resume_epochs: when resuming, keep the first this-many data rows of an existing
-            ``progress.txt`` and continue after them; rows past them (written after the last
-            checkpoint, before a crash) are dropped so no epoch is duplicated.
     """
 
-    def __init__(self, output_dir, output_fname="progress.txt", exp_name=None,
-                 resume_epochs=None, quiet=False):
+    def __init__(self, output_dir, output_fname="progress.txt", exp_name=None, quiet=False):
         self.output_dir = output_dir
         self.exp_name = exp_name
         self.quiet = quiet
-        self.before_print = lambda: None  # e.g. erase a live progress line (runs.py)
-        os.makedirs(output_dir, exist_ok=True)
         self.output_file = os.path.join(output_dir, output_fname)
         self.header, self.rows = None, []
-        if resume_epochs:
-            if not os.path.exists(self.output_file):
-                raise ValueError(f"{self.output_file} is missing, but the checkpoint is at "
-                                 f"epoch {resume_epochs}")
-            self.header, rows = read_progress(self.output_file)
-            if len(rows) < resume_epochs:
-                raise ValueError(f"{self.output_file} has {len(rows)} rows, but the checkpoint "
-                                 f"is at epoch {resume_epochs}")
-            self.rows = rows[:resume_epochs]
         self.current_row, self.epoch_dict = {}, {}
+
+    def resume(self, epochs):
+        """Go on after the first ``epochs`` rows of the existing ``progress.txt``: rows past
+        them (written after the last checkpoint, before a crash) are dropped, so that no
+        epoch is written twice."""
+        if not os.path.exists(self.output_file):
+            raise ValueError(f"{self.output_file} is missing, but the checkpoint is at epoch {epochs}")
+        self.header, rows = read_progress(self.output_file)
+        if len(rows) < epochs:
+            raise ValueError(f"{self.output_file} has {len(rows)} rows, but the checkpoint is at "
+                             f"epoch {epochs}")
+        self.rows = rows[:epochs]
+
+    def _write(self, name, text):
+        os.makedirs(self.output_dir, exist_ok=True)
+        atomic_write(os.path.join(self.output_dir, name), lambda f: f.write(text))
 
     def save_config(self, config):
         """Write ``config`` (a dict) to ``config.json``; values json can't hold become str."""
         config = dict(config)
         if self.exp_name is not None:
             config["exp_name"] = self.exp_name
-        text = json.dumps(config, indent=2, sort_keys=True, default=str)
-        atomic_write(os.path.join(self.output_dir, "config.json"), lambda f: f.write(text))
+        self._write("config.json", json.dumps(config, indent=2, sort_keys=True, default=str))
 
     def store(self, **kwargs):
         """Save values to be reduced at the end of the epoch. Tensors are kept as they are
@@ -172,16 +169,14 @@ class EpochLogger:
         elif keys != self.header:  # e.g. a run resumed by code that logs another column
             new = [k for k in keys if k not in self.header]
             gone = [k for k in self.header if k not in keys]
-            raise UserError(f"this epoch's columns differ from {self.output_file}'s (new: "
-                            f"{', '.join(new) or 'none'}; missing: {', '.join(gone) or 'none'}, "
-                            f"or in another order); resume a run with the code that made it "
-                            f"(config.json names its git commit)")
+            raise ValueError(f"this epoch's columns differ from {self.output_file}'s (new: "
+                             f"{', '.join(new) or 'none'}; missing: {', '.join(gone) or 'none'}, "
+                             f"or in another order)")
         vals = [self.current_row[k] for k in keys]
         self.rows.append([_fmt(v) for v in vals])
-        text = "\t".join(self.header) + "\n" + "".join("\t".join(r) + "\n" for r in self.rows)
-        atomic_write(self.output_file, lambda f: f.write(text))
+        self._write(os.path.basename(self.output_file),
+                    "\t".join(self.header) + "\n" + "".join("\t".join(r) + "\n" for r in self.rows))
         if not self.quiet:
-            self.before_print()
             self._print_table(keys, vals, title)
         self.current_row.clear()
         self.epoch_dict.clear()
@@ -203,71 +198,3 @@ def _fmt(v):
     if isinstance(v, (float, np.floating)):
         return repr(float(v))
     return str(v)
-
-
-# ------------------------------------------------------------------------------------------
-# The live progress line between epoch tables
-# ------------------------------------------------------------------------------------------
-def format_seconds(s):
-    s = int(max(0, s))
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
-
-
-class ProgressLine:
-    """Where a run is between two epoch tables: env steps, phase, steps/s, last return, time left.
-
-    On a terminal it is one line redrawn in place twice a second. Elsewhere (a notebook, a
-    log file) it prints a plain line after ``first`` seconds and then every ``every``
-    seconds, so the output stays short; ``quiet`` turns it off. Our own few lines rather than
-    tqdm: no extra dependency, and a time left that counts the network updates still to
-    come. Almost all of a run's time is updates, so the rate is measured only over steps
-    taken while the networks train (one update per env step), over the last ``window``
-    seconds and never less than ``settle`` seconds: the steps before updates start run ~70x
-    faster, and updates come in bursts of ``update_every``, so a shorter or earlier
-    measurement would promise minutes for a run of hours. ``clock`` is for tests.
-    """
-
-    def __init__(self, total_steps, start_step=0, quiet=False, stream=None, first=3.0,
-                 every=30.0, window=60.0, settle=5.0, clock=time.monotonic):
-        self.total, self.quiet, self.clock = total_steps, quiet, clock
-        self.stream = stream or sys.stdout
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.every, self.window, self.settle = (0.5 if self.tty else every), window, settle
-        self.last_time, self.last_step = clock(), start_step
-        self.next_time = self.last_time + (0.5 if self.tty else first)
-        self.samples = []  # (time, env step) while updating, the last ``window`` seconds
-        self.drawn = False
-
-    def update(self, t, phase, last_return, updating):
-        """Called every env step; does nothing until the next line is due (~100 ns).
-        ``updating`` says the networks train at every step from now on."""
-        now = self.clock()
-        if self.quiet or now < self.next_time:
-            return
-        rate = (t - self.last_step) / max(now - self.last_time, 1e-9)
-        left = "time left: once updates start"
-        if updating:
-            self.samples.append((now, t))
-            while len(self.samples) > 2 and now - self.samples[1][0] >= self.window:
-                self.samples.pop(0)
-            since, t0 = self.samples[0]
-            left = "time left: measuring"
-            if now - since >= self.settle and t > t0:
-                rate = (t - t0) / (now - since)
-                left = f"~{format_seconds((self.total - t) / rate)} left"
-        ret = "no episode ended yet" if last_return is None else f"last episode {last_return:.1f}"
-        line = f"env step {t:,}/{self.total:,} | {phase} | {rate:,.0f} steps/s | {ret} | {left}"
-        if self.tty:
-            self.stream.write("\r\x1b[K" + line)
-            self.drawn = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-        self.last_time, self.last_step, self.next_time = now, t, now + self.every
-
-    def clear(self):
-        """Erase the redrawn line before other output (an epoch table) is printed."""
-        if self.drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.drawn = False

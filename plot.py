@@ -20,9 +20,10 @@ import re
 import numpy as np
 from matplotlib.colors import is_color_like, to_hex, to_rgb
 
-import logger  # progress.txt's one parser; neither it nor cli.py imports torch
+import logger  # progress.txt's one parser; neither it nor run.directory imports torch
 import variants
-from cli import ArgumentParser, UserError, read_config, run_main
+from run.directory import read_config
+from run.errors import ArgumentParser, UserError, run_main
 
 
 # One colour per variant, in every figure of the project (variants.py's table).

@@ -25,14 +25,18 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-import cli
-import envs
-import judging
-import runs
+import core
 import td3
 import variants
-from logger import format_seconds
 from plot import read_table
+from run.command import command_line
+from run import directory
+from run.directory import RunDirInUse, check_same_run, hold_run_dir, read_config
+from run.door import Run
+from run.envs import make_env
+from run.errors import ArgumentParser, UserError, run_main
+from run.judging import NOT_SOLVED, stopped_early
+from run.progress import format_seconds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VARIANTS = {name: v.options for name, v in variants.runnable().items()}  # variants.py's table
@@ -55,7 +59,7 @@ CHILD = ("import ctypes, os, signal, sys; "
 
 
 def parse_args(argv=None):
-    p = cli.ArgumentParser(
+    p = ArgumentParser(
         description="Train every combination of envs x seeds x variants with td3.py, on Ray.",
         epilog="Every other option goes to each run's td3.py (python td3.py --help lists "
                "them), e.g. --epochs 40 --no_stop.", allow_abbrev=False)
@@ -65,7 +69,7 @@ def parse_args(argv=None):
                    help="td3, one trick off (no_twin, no_delay, no_smoothing), all off "
                         "(ddpg), or a port's mistake: " + ", ".join(
                         n for n, v in variants.runnable().items() if v.kind in ("mistake", "setting")))
-    p.add_argument("--data_dir", default="data", help="where the run directories go")
+    p.add_argument("--data_dir", default=directory.DATA_DIR, help="where the run directories go")
     p.add_argument("--address", help="a running Ray cluster, HOST:PORT or auto (default: a "
                                      "private Ray instance on this machine)")
     p.add_argument("--num_cpus", type=int, help="without --address: runs at once (default: "
@@ -75,14 +79,14 @@ def parse_args(argv=None):
     args, td3_options = p.parse_known_args(argv)
     for opt in (o.split("=", 1)[0] for o in td3_options):
         if opt in OWN_OPTIONS:
-            raise cli.UserError(f"{opt} is set by sweep.py for each run; {OWN_OPTIONS[opt]}")
+            raise UserError(f"{opt} is set by sweep.py for each run; {OWN_OPTIONS[opt]}")
     for name, ok, says in [("num_cpus", args.num_cpus is None or args.num_cpus >= 1, "a positive integer"),
                            ("retries", args.retries >= 0, "zero or more"),
                            ("report_every", args.report_every > 0, "positive")]:
         if not ok:
-            raise cli.UserError(f"--{name} must be {says}, got {getattr(args, name)}")
+            raise UserError(f"--{name} must be {says}, got {getattr(args, name)}")
     if args.address and args.num_cpus:
-        raise cli.UserError("--num_cpus is for the private Ray instance; a cluster has its own")
+        raise UserError("--num_cpus is for the private Ray instance; a cluster has its own")
     # On a cluster every node must find the runs at the same path.
     args.data_dir = os.path.abspath(args.data_dir) if args.address else args.data_dir
     return args, td3_options
@@ -91,44 +95,52 @@ def parse_args(argv=None):
 def plan_runs(args, td3_options):
     """Every run, seed by seed (a sweep stopped early then has whole seeds), checked as
     td3.py checks it before training, with its arguments, directory and status."""
-    made = {env_id: envs.make_env(env_id)() for env_id in dict.fromkeys(args.env)}
+    for env_id in dict.fromkeys(args.env):
+        make_env(env_id)  # an unknown id: one line before any run is planned
     plan, made_by = [], {}
     for seed in dict.fromkeys(args.seeds):
-        for env_id, env in made.items():
+        for env_id in dict.fromkeys(args.env):
             for variant in dict.fromkeys(args.variants):
                 kind = variants.TABLE[variant].kind
                 name = ["--exp_name", f"td3-{env_id}-{variant}"] if kind in ("mistake", "setting") else []
                 argv = ["--env", env_id, "--seed", str(seed), *td3_options, *VARIANTS[variant],
                         *name, "--data_dir", args.data_dir, "--threads", "1"]
-                cmd = cli.parse_td3(argv, td3.Hyperparameters, td3.SWAP_POINTS)
-                kwargs, run_dir = cmd.kwargs, cmd.run_dir
-                hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
-                                            if k in td3.Hyperparameters.__dataclass_fields__})
-                _, config = td3.resolve(env, hp, ac_kwargs=kwargs["ac_kwargs"],
-                                        **{k: kwargs[k] for k in td3.SWAP_POINTS})
+                run = planned(argv)  # checked as td3() checks it; nothing written
+                config, run_dir = run.config, run.output_dir
                 if run_dir in made_by:  # e.g. --target_noise 0 makes td3 the no_smoothing run
-                    raise cli.UserError(f"variants {made_by[run_dir]} and {variant} are the "
-                                         f"same run ({run_dir}): an option sets what a variant switches")
+                    raise UserError(f"variants {made_by[run_dir]} and {variant} are the "
+                                    f"same run ({run_dir}): an option sets what a variant switches")
                 made_by[run_dir] = variant
                 plan.append(dict(env=env_id, variant=variant, seed=seed, argv=argv,
-                                 run_dir=run_dir, state=check_run_dir(run_dir, config),
+                                 run_dir=run_dir, state=check_run_dir(run),
                                  epochs=config["epochs"],
                                  total=config["epochs"] * config["steps_per_epoch"]))
-    for env in made.values():
-        env.close()
+                for env in run.envs:
+                    env.close()
     return plan
 
 
-def check_run_dir(run_dir, config):
+def planned(argv):
+    """The Run td3.py's command line ``argv`` would train (td3() with its arguments): its
+    settings checked and resolved, its config and directory; nothing is written."""
+    settings = command_line(argv, td3.Hyperparameters, td3.SWAP_POINTS)
+    swaps = {k: settings.pop(k, fn) for k, fn in td3.SWAP_POINTS.items()}
+    env_fn, ac_kwargs, logger_kwargs, threads = (
+        settings.pop(k) for k in ("env_fn", "ac_kwargs", "logger_kwargs", "threads"))
+    return Run(env_fn, td3.Hyperparameters, settings, core.MLPActorCritic, ac_kwargs, swaps,
+               logger_kwargs=logger_kwargs, resume=settings.pop("resume", False), threads=threads)
+
+
+def check_run_dir(run):
     """The run's status (run_status) at the sweep's --epochs, refusing a directory that
     holds another configuration's run (a rerun with other options would mix the two) or a
     run without a config.json. A run made with fewer epochs is unfinished: it trains on."""
+    run_dir, config = run.output_dir, run.config
     if os.path.exists(os.path.join(run_dir, "config.json")):
-        runs.check_same_run(run_dir, config, "rerun with the options it was started with, "
-                                             "or pick another --data_dir",
-                            td3.Hyperparameters)
+        check_same_run(run_dir, config, "rerun with the options it was started with, "
+                                        "or pick another --data_dir", run.settings_classes)
     elif any(os.path.exists(os.path.join(run_dir, f)) for f in ("progress.txt", "ckpt.pt")):
-        raise cli.UserError(f"{run_dir} holds a run without a config.json; move it away")
+        raise UserError(f"{run_dir} holds a run without a config.json; move it away")
     return run_status(run_dir, config["epochs"])
 
 
@@ -139,14 +151,14 @@ def run_status(run_dir, epochs=None):
     path = os.path.join(run_dir, "ckpt.pt")
     if not os.path.exists(path):
         return "new"
-    config = cli.read_config(run_dir)
+    config = read_config(run_dir)
     try:  # mmap: the counters are read without loading the replay buffer
         ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception:
         return "unfinished"  # a broken checkpoint: --resume will say what is wrong with it
     done = ckpt["t"] >= config["steps_per_epoch"] * (epochs or config["epochs"])
-    solved = ckpt.get("solved", judging.NOT_SOLVED)
-    stopped = judging.stopped_early(config, ckpt["epochs_at_goal"], solved)
+    solved = ckpt.get("solved", NOT_SOLVED)
+    stopped = stopped_early(config, ckpt["epochs_at_goal"], solved)
     return "finished" if done or stopped else "unfinished"
 
 
@@ -173,8 +185,8 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
         else:
             raise RunFailed(f"{run_dir} is in use by another process")
         try:  # a td3.py started by hand, or by another sweep, holds it: left to that one
-            cli.hold_run_dir(path).close()
-        except cli.RunDirInUse as e:
+            hold_run_dir(path).close()
+        except RunDirInUse as e:
             return f"skipped: in use by {e.holder}"
         # A run that wrote its config.json is resumed: td3.py goes on from its checkpoint,
         # or, if it cannot have written one yet, starts it again, keeping what it wrote (a
@@ -206,12 +218,12 @@ def run_one(run_dir, argv, epochs, cwd, code_dir, marker):
 
 def resume_argv(run_dir, argv, epochs):
     """td3.py's command that resumes a run: the settings come from its config.json, and what a
-    resume may change (cli.RESUME_MAY_CHANGE) from the sweep's command (``argv``), but for
+    resume may change (RESUME_MAY_CHANGE) from the sweep's command (``argv``), but for
     --epochs (the sweep's: more trains a finished run on) and --threads (1 a run)."""
     out = ["--resume", run_dir, "--epochs", str(epochs), "--threads", "1"]
     for i, a in enumerate(argv):
         name = a[2:].split("=", 1)[0] if a.startswith("--") else None
-        if name in cli.RESUME_MAY_CHANGE and name not in ("epochs", "threads"):
+        if name in directory.RESUME_MAY_CHANGE and name not in ("epochs", "threads"):
             value = "=" not in a and i + 1 < len(argv) and not argv[i + 1].startswith("-")
             out += argv[i:i + 1 + value]  # --device cpu, --device=cpu, --quiet
     return out
@@ -245,7 +257,7 @@ def start_ray(args):
         ray.init(address=args.address, runtime_env=dict(working_dir=HERE, excludes=excludes),
                  **quiet)
     except (ConnectionError, RuntimeError, ray.exceptions.RayError) as e:
-        raise cli.UserError(f"cannot join the Ray cluster at {args.address}: "
+        raise UserError(f"cannot join the Ray cluster at {args.address}: "
                              f"{str(e).strip().splitlines()[0]}") from None
     os.makedirs(args.data_dir, exist_ok=True)
     marker = os.path.join(args.data_dir, f".sweep-{secrets.token_hex(6)}")
@@ -310,7 +322,7 @@ def collect(run, ref):
 def table(run):
     try:
         return read_table(os.path.join(run["run_dir"], "progress.txt"))
-    except (OSError, cli.UserError):
+    except (OSError, UserError):
         return {}
 
 
@@ -376,4 +388,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    cli.run_main(main)
+    run_main(main)

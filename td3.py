@@ -6,32 +6,26 @@
 TD3 is DDPG plus three tricks, each in one place under a comment block with its name:
 1. Clipped double-Q learning -> core.clipped_double_q_target; 2. Delayed policy updates ->
 update() below; 3. Target policy smoothing -> core.smoothed_target_action. ``--no_twin``,
-``--no_delay`` and ``--no_smoothing`` switch each off; all three off is DDPG.
+``--no_delay`` and ``--no_smoothing`` switch each off; with all three off the update is
+DDPG's (the networks, exploration and warm-up stay TD3's).
 
 Read top to bottom: the hyperparameters (declared once: td3()'s keyword arguments, the
-command line, config.json and the range checks all come from that table; TD3's own first),
-the losses and the update, ``td3()`` (setup, then the loop), the epoch's test and table
-(``test_agent``, ``log_epoch``), ``main()``. Networks and TD3 math: core.py; replay buffer:
-buffer.py; epoch table and progress line: logger.py; how a run is judged (test episodes, the
-confirmation, best.pt, the stop): judging.py; the run directory (checkpoints, exact resume,
-Ctrl-C): runs.py, through ``run``; the rules each setting obeys: settings.py; envs by id:
-envs.py; the command line: cli.py.
+command line and config.json all come from that table), the losses and the update, ``td3()``
+(setup, then the loop), the epoch's test and table (``test_agent``, ``log_epoch``), ``main()``.
+Networks and TD3 math: core.py; replay buffer: buffer.py; epoch table: logger.py. The run's
+machinery (its directory, checkpoints and exact resume, judging, the command line) sits in the
+run package, which td3() meets as one ``Run``: the lines marked ``# run``.
 """
 import copy
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import torch
 
-import cli
 import core
-import envs
-import judging
-import runs
-import settings
 from buffer import ReplayBuffer
-from settings import setting
+from run.door import Run, command_line, play, resolve, run_main, setting
 
 
 # ------------------------------------------------------------------------------------------
@@ -40,28 +34,24 @@ from settings import setting
 # A setting whose default is "auto" takes the env's value here, else the general one; each is
 # measured (docs/defaults.md). A fall or crash gives -100; floored, standing still or hovering
 # stops looking safest. The lander's 0.99 counts its +100 for landing from further; pink noise
-# explores the descent.
+# explores the descent. stop_return is the run's (judging): solved at this test return.
 GENERAL_DEFAULTS = dict(gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
 ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
                 "LunarLanderContinuous-v3": dict(gamma=0.99, noise="pink", reward_floor=-10.0,
                                                  stop_return=200.0)}
 
 
-def settings_for(env, hp=None):
-    """The settings td3() trains ``env`` with: ``hp`` (default: Hyperparameters()) with each
-    "auto" taken from ENV_DEFAULTS, else GENERAL_DEFAULTS, and the env's episode limit."""
-    return envs.env_settings(hp or Hyperparameters(), env, GENERAL_DEFAULTS, ENV_DEFAULTS)
-
-
 @dataclass(frozen=True)
 class Hyperparameters:
-    """Every setting of a TD3 run: td3(**kwargs), the CLI, config.json and --resume read it."""
-    AUTO: ClassVar = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, for the help text
+    """TD3's settings; td3(**kwargs) and the command line also take the run's own (how it is
+    judged and saved: run/config.py's RunSettings). ``python td3.py -h`` lists them all."""
+    AUTO: ClassVar = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, per env
+    TRICKS: ClassVar = ("twin", "policy_delay", "target_noise")  # a run is named by those off
     # TD3's own settings: the algorithm, its three tricks and its exploration
     gamma: "float | str" = setting("auto", "in (0, 1] or auto", "discount, measured per env "
                                    "(docs/defaults.md)")
-    polyak: float = setting(0.995, "in [0, 1)", "targ <- polyak * targ + (1 - polyak) * net; "
-                                                "the paper's tau is 1 - polyak")
+    polyak: float = setting(0.995, "a factor near 1", "targ <- polyak * targ + (1 - polyak) * net; "
+                                                      "the paper's tau is 1 - polyak")
     pi_lr: float = setting(1e-3, "> 0", "Adam learning rate of the actor")
     q_lr: float = setting(1e-3, "> 0", "Adam learning rate of the critics")
     batch_size: int = setting(256, "int >= 1", "transitions per update", at_most="replay_size")
@@ -74,33 +64,23 @@ class Hyperparameters:
     noise: str = setting("auto", "gaussian, pink or auto", "exploration noise: gaussian (new at "
                          "each step) or pink (1/f, one per episode)", before="gaussian")
     target_noise: float = setting(0.2, ">= 0", "trick 3's noise std on the target action, in "
-                                               "action half-ranges; 0: off")
+                                  "action half-ranges; 0: off", switch=("no_smoothing", 0.0))
     noise_clip: float = setting(0.5, ">= 0", "clip of trick 3's noise, in action half-ranges")
     policy_delay: int = setting(2, "int >= 1", "trick 2: one actor and target update per this "
-                                               "many critic updates; 1 turns it off")
-    twin: bool = setting(True, "True or False", "trick 1: target from the smaller of two critics")
+                                "many critic updates; 1 turns it off", switch=("no_delay", 1))
+    twin: bool = setting(True, "True or False", "trick 1: target from the smaller of two "
+                         "critics", switch=("no_twin", False))
     reward_floor: "float | None | str" = setting("auto", "number, None or auto", "training "
-                                                 "rewards below it are raised to it")
-    # ---- the run: its seed and length, where it runs, how it is judged (judging.py) ----
+                                                 "rewards below it are raised to it",
+                                                 switch=("no_reward_floor", None))
+    # ---- the loop: its seed and length, its test, where the networks live ----
     seed: int = setting(0, "int >= 0", "seeds torch, exploration, env resets and replay sampling")
     steps_per_epoch: int = setting(5000, "int >= 1", "env steps per epoch (one table row each)")
     epochs: int = setting(100, "int >= 1", "the run takes steps_per_epoch * epochs env steps")
     max_ep_len: "int | None" = setting(None, "int >= 1 or None", "episode limit; None: the "
                                        "env's, else 1000")
-    save_freq: int = setting(1, "int >= 1", "write ckpt.pt every this many epochs")
-    device: str = setting("auto", "a device", "where the networks live; auto: cuda if available")
     num_test_episodes: int = setting(10, "int >= 1", "noise-free test episodes per epoch")
-    stop_return: "float | None | str" = setting("auto", "number, None or auto", "solved at this "
-                                                "test return (None: never)")
-    confirm_episodes: int = setting(100, "int >= 0", "solved only if this many more episodes "
-                                    "hold it too; 0: stop_epochs epochs in a row do", before=0)
-    stop_epochs: int = setting(3, "int >= 1", "with confirm_episodes 0: epochs in a row")
-    early_stop: bool = setting(True, "True or False", "stop once solved; best.pt is the "
-                                                      "solved actor")
-    test_actor: str = setting("live", "live or averaged", "the actor judged: live (pi) or "
-                                                          "averaged (ac_targ.pi)")
-    compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
-                                                           "the same reset seeds")
+    device: str = setting("auto", "a device", "where the networks live; auto: cuda if available")
 
 
 # ------------------------------------------------------------------------------------------
@@ -131,19 +111,15 @@ def done_flag(terminated, truncated):
     return float(terminated)
 
 
-def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
-                 target_action=core.smoothed_target_action, **hparams):
+def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
+                 target_action=core.smoothed_target_action):
     """Make the optimizers and ``update(data, n_updates)``, the update TD3 runs each step.
 
     Separate from ``td3()`` so that a notebook or a test can run exactly the training loop's
-    update on a batch of its own. ``hparams`` are Hyperparameters fields (the update reads
-    gamma, polyak, the learning rates, trick 2 and 3's settings and twin). Returns
-    ``(update, pi_optimizer, q_optimizer)``; ``update`` returns True when it also moved the
-    actor and the targets. No env is known here: a gamma left at "auto" is the general 0.98.
+    update on a batch of its own. ``hp``: the Hyperparameters as td3() resolved them (no
+    "auto" left; settings_for(env) gives them for an env). Returns ``(update, pi_optimizer,
+    q_optimizer)``; ``update`` returns True when it also moved the actor and the targets.
     """
-    hp = Hyperparameters(**hparams)
-    cli.check_settings(hp)  # every value in its range, or one line for the first that is not
-    gamma = GENERAL_DEFAULTS["gamma"] if hp.gamma == "auto" else hp.gamma
     # A list, not an iterator: Spinning Up chained the two critics' parameters with
     # itertools.chain, the optimizer used the iterator up, and its "freeze the critic
     # during the actor step" loop then froze nothing.
@@ -151,18 +127,17 @@ def build_update(ac, ac_targ, logger=None, critic_loss=critic_loss,
     # Fused Adam: the same math as Adam, one kernel per tensor group (faster, bench_update.py).
     pi_optimizer = torch.optim.Adam(ac.pi.parameters(), lr=hp.pi_lr, fused=True)
     q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=True)
-    act_low, act_high, act_scale = ac.pi.act_low, ac.pi.act_high, ac.pi.act_scale
 
     def compute_loss_q(data):
         o, a, r, o2, d = data["obs"], data["act"], data["rew"], data["obs2"], data["done"]
         q1 = ac.q1(o, a)
         q2 = ac.q2(o, a) if hp.twin else None
         with torch.no_grad():
-            a2 = target_action(ac_targ.pi(o2), hp.target_noise, hp.noise_clip,
-                               act_low, act_high, act_scale)                          # trick 3
+            a2 = target_action(ac_targ.pi(o2), hp.target_noise, hp.noise_clip, ac.pi.act_low,
+                               ac.pi.act_high, ac.pi.act_scale)                       # trick 3
             q1_targ = ac_targ.q1(o2, a2)
             q2_targ = ac_targ.q2(o2, a2) if hp.twin else None
-        return critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, hp.twin), q1, q2
+        return critic_loss(q1, q2, r, d, q1_targ, q2_targ, hp.gamma, hp.twin), q1, q2
 
     def compute_loss_pi(data):
         # As in the paper, the actor climbs Q1 only; Q2 exists for trick 1's minimum.
@@ -216,9 +191,9 @@ class LoopState:  # the training loop's counters; a checkpoint holds them
 
 
 def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwargs=dict(),
-        resume=False, critic_loss=critic_loss, target_action=core.smoothed_target_action,
-        done_flag=done_flag, **hparams):
-    """Train a TD3 agent; writes a run directory (see runs.py) and returns the actor-critic.
+        resume=False, threads=None, critic_loss=critic_loss,
+        target_action=core.smoothed_target_action, done_flag=done_flag, **settings):
+    """Train a TD3 agent; writes a run directory and returns the actor-critic.
 
     Args:
         env_fn: makes a fresh Gymnasium env with a Box action space; called for training, for
@@ -228,43 +203,39 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
         ac_kwargs (dict): e.g. ``dict(hidden_sizes=(256, 256))``; config.json records the
             network as built, defaults included.
         logger_kwargs (dict): ``EpochLogger`` arguments (``output_dir`` defaults to
-            ``data/<exp_name>/<exp_name>_s<seed>``, as on the command line; ``quiet``), and
-            ``progress=False`` to turn off the live progress line.
+            ``<data_dir>/<exp_name>/<exp_name>_s<seed>``, ``data_dir`` to ``data``, as on the
+            command line; ``quiet``), and ``progress=False`` to turn off the live progress line.
         resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt`` (one that
-            cannot have written a checkpoint yet starts again, keeping its files; runs.py).
+            cannot have written a checkpoint yet starts again, keeping its files).
+        threads (int): torch's CPU threads; None: at most 2, and 1 while another process
+            keeps a core busy (docs/speed.md); a resumed run keeps its own.
         critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
             with a port's mistaken version; config.json records the names of the ones used.
+        settings: Hyperparameters' fields (above) and the run's RunSettings, by name.
 
-    Reading and editing it: the lines marked ``# run`` are the run's plumbing (the progress
-    line, judging, checkpoints, Ctrl-C; runs.py and judging.py); every other line is TD3 and
-    may be edited to try an idea. One rule keeps exact resume: state the loop carries from one
-    step to the next lives in ``LoopState`` or in a part handed to ``run.start`` (a network, an
-    optimizer, the buffer), or a resumed run silently parts from an uninterrupted one.
-
-    Keyword arguments, the hyperparameters (name (default): meaning):
-{settings}
+    Reading and editing it: the lines marked ``# run`` are the run's plumbing; every other
+    line is TD3 and may be edited to try an idea. One rule keeps exact resume: state the loop
+    carries from one step to the next lives in ``LoopState`` or in a part handed to
+    ``run.start`` (a network, an optimizer, the buffer), or a resumed run silently parts from
+    an uninterrupted one.
     """
-    hp = Hyperparameters(**hparams)
-    cli.check_settings(hp)  # before anything is written
-    env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())  # run: resumable
-    # run: the "auto" values filled in, and what config.json records
-    hp, config = resolve(env, hp, actor_critic, ac_kwargs, critic_loss=critic_loss,
-                         target_action=target_action, done_flag=done_flag)
-    device, act_dim = torch.device(config["device"]), config["act_dim"]
-    # The run directory: refuses to overwrite a run, checks a resumed one is this run (runs.py).
-    run = runs.Run(config, {"exp_name": cli.default_exp_name(config["env_id"], hp), **logger_kwargs},
-                   resume, Hyperparameters)  # run
-    logger = run.logger  # run: the epoch table (logger.py)
+    # run: every setting checked and each "auto" filled in for this env, once; nothing written
+    run = Run(env_fn, Hyperparameters, settings, actor_critic, ac_kwargs, logger_kwargs=logger_kwargs,
+              swaps=dict(critic_loss=critic_loss, target_action=target_action,
+                         done_flag=done_flag), resume=resume, threads=threads)
+    hp, logger, (env, test_env) = run.hp, run.logger, run.envs  # run: envs a resume can replay
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
-    ac = actor_critic(env.observation_space, env.action_space, **config["ac_kwargs"]).to(device)
+    ac = actor_critic(env.observation_space, env.action_space, **ac_kwargs).to(hp.device)
     ac_targ = copy.deepcopy(ac).requires_grad_(False)  # only Polyak averaging moves the targets
     act_low, act_high, act_scale = (x.cpu().numpy() for x in (ac.pi.act_low, ac.pi.act_high,
                                                               ac.pi.act_scale))  # the env's Box
-    replay_buffer = ReplayBuffer(config["obs_dim"], act_dim, hp.replay_size, device=device, seed=hp.seed)
-    update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, logger, critic_loss,
-                                                     target_action, **asdict(hp))
+    act_dim = act_low.size
+    replay_buffer = ReplayBuffer(env.observation_space.shape[0], act_dim, hp.replay_size,
+                                 device=hp.device, seed=hp.seed)
+    update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, hp, logger, critic_loss,
+                                                     target_action)
 
     def get_action(o, noise_scale, eps=None):  # eps: this step's noise, N(0, 1) unless given
         eps = rng.standard_normal(act_dim) if eps is None else eps
@@ -273,16 +244,18 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
 
-    # A new run resets the env; a resumed one gets every network, optimizer, the buffer,
-    # both RNGs, the counters, the episode in progress and a Box2D world's past back (runs.py).
-    judged = dict(live=ac, averaged=ac_targ)  # run: what each actor a test may judge acts with
-    loop, (o, ep_ret, ep_len) = run.start(LoopState(), rng, env, test_env, judged,  # run
-                                          ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ,
-                                          pi_optimizer=pi_optimizer, q_optimizer=q_optimizer,
-                                          buffer=replay_buffer)
+    def reset_seed():  # every env reset's seed, drawn from the run's stream (a resume redraws it)
+        return int(rng.integers(2**31))
+
+    # A resumed run gets every network, optimizer, the buffer, both RNGs, the counters and
+    # the episode in progress back (a Box2D world's past replayed); a new one resets its env.
+    loop, episode = run.start(LoopState(), rng, dict(live=ac, averaged=ac_targ),  # run
+                              ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ, pi_optimizer=pi_optimizer,
+                              q_optimizer=q_optimizer, buffer=replay_buffer)
+    o, ep_ret, ep_len = episode or (env.reset(seed=reset_seed())[0], 0.0, 0)
     last_return = None
     with run:  # run: from here on, Ctrl-C writes a checkpoint and stops cleanly
-        while loop.t < run.total_steps:
+        while loop.t < hp.steps_per_epoch * hp.epochs and not run.stopped:  # run: solved stops
             # Uniform random actions first, for broad early data; then the policy plus noise,
             # new at each step, or the step's share of the episode's pink sequence.
             if loop.t < hp.start_steps:
@@ -300,50 +273,44 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if terminated or truncated:
                 logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # floats: ckpt.pt loads weights_only
                 last_return = ep_ret
-                (o, _), ep_ret, ep_len = env.reset(seed=int(rng.integers(2**31))), 0.0, 0
+                (o, _), ep_ret, ep_len = env.reset(seed=reset_seed()), 0.0, 0
 
             if loop.t >= hp.update_after and loop.t % hp.update_every == 0:
                 for _ in range(hp.update_every):
                     loop.n_updates += 1
                     update(replay_buffer.sample_batch(hp.batch_size), loop.n_updates)
-            run.show_progress(loop.t, last_return, warm_up=loop.t < hp.start_steps,  # run
-                              updating=loop.t >= hp.update_after)
 
             if loop.t % hp.steps_per_epoch == 0:  # end of epoch: test, log, checkpoint
                 loop.epoch += 1
                 run.check_finite(loop.epoch)  # run: NaN stops, last checkpoint kept
-                seeds = test_agent(ac, lambda o: get_action(o, 0), test_env, rng, hp, train_reward,
-                                   logger)  # the live actor's noise-free test episodes
-                returns, confirmed = run.judge.epoch(loop.epoch, seeds, logger, env_fn,
-                                                     judged)  # run: the rest of judging.py
-                log_epoch(logger, loop, run.time(), run.epoch_title(loop, hp.epochs), run.columns)
-                run.end_epoch(loop, returns, confirmed)  # run: best.pt, early stop, ckpt.pt
-            run.stop_if_interrupted()  # run
+                seeds = test_agent(ac, lambda o: get_action(o, 0), test_env, reset_seed, hp,
+                                   train_reward, logger)  # the live actor's noise-free episodes
+                log_epoch(logger, loop)
+                run.end_epoch(loop, seeds)  # run: judging, Time, the row; best.pt, ckpt.pt
+            run.after_step(loop.t, last_return, warm_up=loop.t < hp.start_steps,  # run: the
+                           updating=loop.t >= hp.update_after)  # progress line; Ctrl-C stops
     return ac
 
 
-td3.__doc__ = td3.__doc__ and td3.__doc__.format(settings=settings.settings_doc(Hyperparameters))  # -OO: None
-
-
-def test_agent(ac, act, test_env, rng, hp, reward, logger):
-    """The epoch's test: noise-free episodes of the live actor ``act`` (judging.py), and trick
-    1's overestimation check, Q1(s, pi(s)) against the discounted training ``reward`` that
-    followed s (a little low where the time limit cut it). Returns the episodes' reset seeds,
-    which the rest of the judging reuses."""
+def test_agent(ac, act, test_env, reset_seed, hp, reward, logger):
+    """The epoch's test: noise-free episodes of the live actor ``act`` (run/judging.py plays
+    them), and trick 1's overestimation check, Q1(s, pi(s)) against the discounted training
+    ``reward`` that followed s (a little low where the time limit cut it). Returns the
+    episodes' reset seeds, which the rest of the judging reuses."""
     seeds = []
     for _ in range(hp.num_test_episodes):
-        seeds.append(int(rng.integers(2**31)))
-        ep_ret, ep_len, obs, rews = judging.play(test_env, act, seeds[-1], hp.max_ep_len, reward)
+        seeds.append(reset_seed())
+        ep_ret, ep_len, obs, rews = play(test_env, act, seeds[-1], hp.max_ep_len, reward)
         with torch.no_grad():
-            s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=ac.pi.act_low.device)
+            s = torch.as_tensor(np.array(obs), dtype=torch.float32, device=hp.device)
             q_est = ac.q1(s, ac.pi(s))
         logger.store(TestEpRet=ep_ret, TestEpLen=ep_len, TestQEst=q_est,
                      TestQTrue=core.discounted_returns(rews, hp.gamma))
     return seeds
 
 
-def log_epoch(logger, loop, elapsed, title, judging_columns=()):
-    """One row of progress.txt from what the epoch stored (judging's columns: NaN if not run)."""
+def log_epoch(logger, loop):
+    """TD3's columns of the epoch's row (the run adds judging's and Time, then writes it)."""
     logger.log_tabular("Epoch", loop.epoch)
     logger.log_tabular("EpRet", with_min_and_max=True)
     logger.log_tabular("TestEpRet", with_min_and_max=True)
@@ -360,21 +327,12 @@ def log_epoch(logger, loop, elapsed, title, judging_columns=()):
     logger.log_tabular("TestQEst", average_only=True)
     logger.log_tabular("TestQTrue", average_only=True)
     logger.log_tabular("TestQBias", est - true)
-    for key in judging_columns:
-        logger.log_tabular(key, average_only=True)
-    logger.log_tabular("Time", elapsed)
-    logger.dump_tabular(title)
 
 
-def resolve(env, hp, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), **swaps):
-    """What td3() checks and fills in before it trains (sweep.py checks every run of a grid
-    so): the env, the settings left to it (settings_for), the device, the replay buffer's
-    memory. Returns the resolved Hyperparameters and what config.json records of the run."""
-    hp = settings_for(env, hp)
-    config = runs.run_config(env, hp, actor_critic, ac_kwargs, swaps)
-    runs.check_memory(ReplayBuffer.nbytes(config["obs_dim"], config["act_dim"], hp.replay_size),
-                      f"a replay buffer of {hp.replay_size:,} transitions", "lower --replay_size")
-    return hp, config
+def settings_for(env, **given):
+    """The Hyperparameters td3() would train ``env`` with (``given`` as td3()'s keyword
+    arguments): each "auto" filled in for the env, as td3() does, for a notebook or a test."""
+    return resolve(Hyperparameters, given, env)[0]
 
 
 # The pieces a learner may swap to see a port's mistake; config.json records their names.
@@ -383,13 +341,9 @@ SWAP_POINTS = dict(critic_loss=critic_loss, target_action=core.smoothed_target_a
 
 
 def main(argv=None):
-    """python td3.py --env ENV_ID [--setting value ...], or --resume RUN_DIR; -h lists them.
-    The options come from Hyperparameters; cli.py turns them into td3()'s arguments."""
-    cmd = cli.parse_td3(argv, Hyperparameters, SWAP_POINTS)
-    torch.set_num_threads(cmd.threads or runs.default_threads())  # torch's own is slow on many cores
-    td3(cmd.env_fn, **cmd.kwargs)
+    """python td3.py --env ENV_ID [--setting value ...], or --resume RUN_DIR; -h lists them."""
+    td3(**command_line(argv, Hyperparameters, SWAP_POINTS))
 
 
 if __name__ == "__main__":
-    import td3  # the module td3, not __main__: config.json then names td3:critic_loss
-    cli.run_main(td3.main)
+    run_main(main)

@@ -5,9 +5,9 @@ in its colour, diagnose.py names a run by it, check_port.py replays a port's upd
 mistake swapped in, and the notebooks print its words. A variant is added here, once: a
 mistake made through one of td3.py's swap points, or a setting, needs only its row (and a port's
 code its drop-in in notebooks/port_mistakes.py). What a row cannot bring: an ablation of
-something other than the three tricks needs the setting it switches off (td3.py) and, to be
-named by it, a switch (cli.SWITCHES, cli.default_exp_name); a mistake outside the swap points
-needs a new swap point.
+something other than the three tricks needs the setting it switches off (td3.py), with its
+switch, and, to be named by it, a place in Hyperparameters.TRICKS; a mistake outside the swap
+points needs a new swap point.
 
 Each row:
     kind     "td3", "ablation" (a trick switched off), "mistake" (a port's code, run through a

@@ -16,10 +16,10 @@ import os
 import numpy as np
 
 import core
-import judging
-from cli import ArgumentParser, UserError, read_config, run_main
-from envs import rebuild_env
-from runs import load_checkpoint, save_checkpoint
+from run import judging
+from run.directory import load_checkpoint, read_config, save_checkpoint
+from run.envs import rebuild_env
+from run.errors import ArgumentParser, UserError, run_main
 
 
 def find_weights(path, last=False):
@@ -47,7 +47,7 @@ def load_actor(path, last=False):
         raise UserError(f"{weights} holds no actor weights")
     if saved.get("env_id", config["env_id"]) != config["env_id"]:
         raise UserError(f"{weights} is for {saved['env_id']}, its run for {config['env_id']}")
-    env = rebuild_env(run_dir)()
+    env = rebuild_env(config, run_dir)()
     ac = core.MLPActorCritic(env.observation_space, env.action_space, **config["ac_kwargs"])
     env.close()
     pi = saved["pi"] if "pi" in saved else {k[3:]: v for k, v in saved["ac"].items()
@@ -66,14 +66,14 @@ def watch(path, episodes=5, gif=None, which="best", seed=10_000):
     """Run deterministic episodes of a saved agent; print each return; render or write a GIF."""
     ac, config, weights, saved = load_actor(path, last=which == "last")
     render_mode = "rgb_array" if gif else ("human" if os.environ.get("DISPLAY") else None)
-    env = rebuild_env(os.path.dirname(weights) or ".", render_mode=render_mode)()
+    env = rebuild_env(config, os.path.dirname(weights) or ".", render_mode=render_mode)()
     frames, rets = [], []
 
     def grab(env, ep_len):  # the GIF's frames: every second step of the first episode
         if ep_len % 2 == 0:
             frames.append(env.render())
 
-    for ep in range(episodes):  # the episodes the judging plays (judging.py), from these seeds
+    for ep in range(episodes):  # the episodes the judging plays (run/judging.py), from these seeds
         ep_ret, ep_len, _, _ = judging.play(env, ac.act, seed + ep, config["max_ep_len"],
                                             after_step=grab if gif and ep == 0 else None)
         rets.append(ep_ret)

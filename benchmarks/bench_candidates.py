@@ -44,7 +44,7 @@ def variant(ac, ac_targ, change):
     ac, ac_targ = copy.deepcopy(ac), copy.deepcopy(ac_targ)
     for m in (ac, ac_targ):
         change(m)
-    return td3.build_update(ac, ac_targ)[0]
+    return td3.build_update(ac, ac_targ, td3.Hyperparameters(gamma=0.98))[0]
 
 
 def compile_nets(m):

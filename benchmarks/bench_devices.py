@@ -11,7 +11,7 @@ random batches (obs 24, act 4, 256x256, batch 256), as in bench_update.py; the l
 ``td3.td3()`` on BipedalWalker-v3 with the default settings, timed from its progress.txt
 (epoch 2 minus epoch 1: ``--steps`` env steps of policy, noise and updates, 50 every 50 steps,
 and one test episode), as in bench_train.py. On cuda the CPU side (env, buffer, Python) runs with the thread count
-td3.py's default rule gives (``runs.default_threads``).
+td3.py's default rule gives (``machine.default_threads``).
 """
 import argparse
 import copy
@@ -27,10 +27,10 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 import core  # noqa: E402
-import runs  # noqa: E402
 import td3  # noqa: E402
 from logger import read_progress  # noqa: E402
 from reference_td3 import random_batches  # noqa: E402
+from run import machine
 
 
 def thread_counts(cores):
@@ -48,7 +48,7 @@ def update_rate(device, updates, batches):
     space = gym.spaces.Box(-1.0, 1.0, (4,))
     ac = core.MLPActorCritic(gym.spaces.Box(-float("inf"), float("inf"), (24,)), space).to(device)
     ac_targ = copy.deepcopy(ac).requires_grad_(False)
-    update, _, _ = td3.build_update(ac, ac_targ)
+    update, _, _ = td3.build_update(ac, ac_targ, td3.Hyperparameters(gamma=0.98))
     for i, b in enumerate(batches[:20]):  # warm-up: allocator, kernels, fused Adam's state
         update(b, i + 1)
     sync(device)
@@ -94,14 +94,14 @@ def main():
         configs.insert(0, ("cpu", 1))  # the reference every ratio is taken against
     if "cuda" in args.device:
         if torch.cuda.is_available():
-            configs.append(("cuda", runs.default_threads(cores)))
+            configs.append(("cuda", machine.default_threads(cores)))
         else:
             print("cuda: skipped, torch sees no GPU here")
     batches = {dev: [{k: v.to(dev) for k, v in b.items()} for b in random_batches(50)]
                for dev in {c[0] for c in configs}}
-    print(f"torch {torch.__version__}, {cores} cores ({runs.cpu_model()}), "
+    print(f"torch {torch.__version__}, {cores} cores ({machine.cpu_model()}), "
           f"{torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU'}; "
-          f"default rule: {runs.default_threads(cores)} threads; median of {args.repeats}, "
+          f"default rule: {machine.default_threads(cores)} threads; median of {args.repeats}, "
           f"interleaved", flush=True)
     for what in args.what:
         rates = {c: [] for c in configs}

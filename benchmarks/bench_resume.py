@@ -5,7 +5,7 @@ past episodes, and the seconds their replay takes.
 
 A Box2D world remembers its past episodes, so a checkpoint of a BipedalWalker-v3 or lander
 run records the reset seed and actions of every episode its train and test envs played, and
-a resume plays them again before it trains (runs.ReplayableEnv). For each run directory (a
+a resume plays them again before it trains (resume.ReplayableEnv). For each run directory (a
 ckpt.pt written by this code) this prints the checkpoint's size, the part of it that is that
 record, and the time of the replay, made as td3.py --resume makes it (a fresh env of the run's
 config.json, each past episode reset and stepped again), median of --repeats.
@@ -18,12 +18,10 @@ import sys
 import time
 
 import torch
+from run import directory, envs, errors, resume
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-import cli  # noqa: E402
-import envs  # noqa: E402
-import runs  # noqa: E402
 
 
 def nbytes(obj):
@@ -34,13 +32,13 @@ def nbytes(obj):
 
 def measure(run_dir, repeats):
     try:
-        ckpt = runs.load_checkpoint(os.path.join(run_dir, "ckpt.pt"))
+        ckpt = directory.load_checkpoint(os.path.join(run_dir, "ckpt.pt"))
     except ValueError as e:  # missing, truncated, not a weights file
-        raise cli.UserError(str(e)) from None
+        raise errors.UserError(str(e)) from None
     if not isinstance(ckpt, dict) or "episode" not in ckpt:
-        raise cli.UserError(f"{run_dir}/ckpt.pt is not a td3.py checkpoint")
+        raise errors.UserError(f"{run_dir}/ckpt.pt is not a td3.py checkpoint")
     if "past_seeds" not in ckpt["episode"]:
-        raise cli.UserError(f"{run_dir}'s checkpoint has no record of its env's past (not a Box2D "
+        raise errors.UserError(f"{run_dir}'s checkpoint has no record of its env's past (not a Box2D "
                             f"env, or made before the record existed)")
     env_fn = envs.rebuild_env(run_dir)
     past = {k: v for k, v in ckpt["episode"].items() if k.startswith("past_")}
@@ -50,7 +48,7 @@ def measure(run_dir, repeats):
                   if past_test else 0)
     seconds = []
     for _ in range(repeats):
-        env, test_env = runs.ReplayableEnv(env_fn()), runs.ReplayableEnv(env_fn())
+        env, test_env = resume.ReplayableEnv(env_fn()), resume.ReplayableEnv(env_fn())
         t = time.perf_counter()
         env.replay(**ckpt["episode"])
         if "test_env" in ckpt:
@@ -76,4 +74,4 @@ def main():
 
 
 if __name__ == "__main__":
-    cli.run_main(main)
+    errors.run_main(main)

@@ -42,7 +42,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from cli import UserError  # noqa: E402
+from run.errors import UserError  # noqa: E402
 from plot import read_table  # noqa: E402
 
 THRESHOLDS = {"BipedalWalker-v3": 300.0, "Pendulum-v1": -200.0}

@@ -28,7 +28,7 @@ class Adapter:
         self.ac = core.MLPActorCritic(obs, _Space(act_low, act_high))
         self.ac_targ = copy.deepcopy(self.ac).requires_grad_(False)
         self.n_updates = 0
-        self.hp = {k: v for k, v in self.settings.items() if k != "reward_floor"}
+        self.hp = td3.Hyperparameters(**self.settings)
 
     def nets(self):
         ac, t = self.ac, self.ac_targ
@@ -71,7 +71,7 @@ class Adapter:
         pi = self.ac.pi
         with torch.no_grad():
             return self.swap("target_action", core.smoothed_target_action)(
-                self.ac_targ.pi(torch.as_tensor(obs2)), self.hp["target_noise"], self.hp["noise_clip"],
+                self.ac_targ.pi(torch.as_tensor(obs2)), self.hp.target_noise, self.hp.noise_clip,
                 pi.act_low, pi.act_high, pi.act_scale,
                 normal=torch.as_tensor(normal)).numpy()
 
@@ -83,9 +83,8 @@ class Adapter:
             def seen(*args):  # the a' the update used, reported to the checker
                 self.a2 = target_action(*args, normal=self.normal)
                 return self.a2
-            self.update_fn = td3.build_update(self.ac, self.ac_targ, None,
-                                              self.swap("critic_loss", td3.critic_loss), seen,
-                                              **self.hp)[0]
+            self.update_fn = td3.build_update(self.ac, self.ac_targ, self.hp, None,
+                                              self.swap("critic_loss", td3.critic_loss), seen)[0]
         self.n_updates += 1
         data = {k: torch.as_tensor(v) for k, v in batch.items()}
         moved_actor = self.update_fn(data, self.n_updates)

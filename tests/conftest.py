@@ -14,7 +14,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 torch.set_num_threads(1)  # small nets: threads cost more than they give, and runs stay reproducible
-# The same for every td3.py the tests run, here or in a process of its own (runs.default_threads
+# The same for every td3.py the tests run, here or in a process of its own (machine.default_threads
 # honours it): the suite's workers fill the cores, and two torch threads each would overbook them.
 os.environ["OMP_NUM_THREADS"] = "1"
 
@@ -56,7 +56,7 @@ SMALL = dict(steps_per_epoch=200, epochs=2, start_steps=100, update_after=100, u
 
 def run_cli(*args, script="td3.py"):
     """Run a script of the project as ``python SCRIPT ARGS`` does (its ``main`` through
-    ``cli.run_main``: the same exit code, stdout and stderr) but in this process, which saves
+    ``errors.run_main``: the same exit code, stdout and stderr) but in this process, which saves
     a new process's second of importing torch for each of the suite's many short commands.
     Warnings go to stderr as a new process shows them (once each; not the ones Python hides
     by default). What this process's state would keep is put back: torch's thread count and
@@ -64,7 +64,7 @@ def run_cli(*args, script="td3.py"):
     directory, matplotlib's figures. Tests that need a process of its own (signals, kills, a
     terminal, the imports a script makes) start one. Returns (exit code, stdout, stderr)."""
     import warnings
-    import cli  # after sys.path has the repository (above)
+    from run import errors  # after sys.path has the repository (above)
     module = importlib.import_module(os.path.splitext(script)[0])
     out, err, code = io.StringIO(), io.StringIO(), 0
     threads, rng, cwd = torch.get_num_threads(), torch.get_rng_state(), os.getcwd()
@@ -75,7 +75,7 @@ def run_cli(*args, script="td3.py"):
                 warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                cli.run_main(lambda: module.main([str(a) for a in args]))
+                errors.run_main(lambda: module.main([str(a) for a in args]))
             finally:
                 hidden = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
                 shown = {(str(w.message), w.category, w.filename, w.lineno): w for w in caught

@@ -110,8 +110,9 @@ def make_pair(obs_dim=24, act_dim=4, hid=256, seed=0):
     ac_targ = copy.deepcopy(ac)
     for p in ac_targ.parameters():
         p.requires_grad_(False)
-    update, _, _ = td3.build_update(ac, ac_targ, gamma=0.98, polyak=0.995, pi_lr=1e-3, q_lr=1e-3,
-                                    target_noise=0.2, noise_clip=0.5, policy_delay=2)
+    update, _, _ = td3.build_update(ac, ac_targ, td3.Hyperparameters(
+        gamma=0.98, polyak=0.995, pi_lr=1e-3, q_lr=1e-3, target_noise=0.2, noise_clip=0.5,
+        policy_delay=2))
     ref = PlainTD3(obs_dim, act_dim, hid=hid)
     ref.load_from(ac)
     return ac, ac_targ, update, ref

@@ -1,5 +1,6 @@
-"""ReplayBuffer: ring wrap-around, uniform sampling of the filled part, dtypes, save/load."""
+"""ReplayBuffer: ring wrap-around, uniform sampling of the filled part, dtypes, its state for a checkpoint, the memory check."""
 import numpy as np
+import pytest
 import torch
 
 from buffer import ReplayBuffer
@@ -47,9 +48,9 @@ def test_state_dict_round_trip(tmp_path):
     buf = ReplayBuffer(3, 2, 10, seed=3)
     fill(buf, 13)
     path = tmp_path / "buf.pt"
-    buf.save(path)
+    torch.save(buf.state_dict(), path)  # as a checkpoint holds it
     other = ReplayBuffer(3, 2, 10, seed=99)
-    other.load(path)
+    other.load_state_dict(torch.load(path, weights_only=True))
     assert (other.ptr, other.size) == (buf.ptr, buf.size)
     for name in ("obs_buf", "obs2_buf", "act_buf", "rew_buf", "done_buf"):
         assert np.array_equal(getattr(other, name), getattr(buf, name))
@@ -61,3 +62,10 @@ def test_partly_filled_state_saves_only_filled_rows():
     buf = ReplayBuffer(3, 2, 1000, seed=0)
     fill(buf, 7)
     assert buf.state_dict()["obs"].shape == (7, 3)
+
+
+def test_a_buffer_too_large_for_the_memory_is_one_line_before_it_is_made():
+    with pytest.raises(MemoryError, match=r"^a replay buffer of 1,000,000,000,000 transitions "
+                                          r"needs 40000.0 GB but only [\d.]+ GB is available; "
+                                          r"lower replay_size$"):
+        ReplayBuffer(3, 2, 10**12)

@@ -218,7 +218,7 @@ def test_replay_buffer_size_is_stated_and_checked(tmp_path):
     code, out, err = run_cli(*ARGS, "--epochs", 1, "--data_dir", tmp_path, "--exp_name", "m")
     assert code == 0 and "replay buffer: 10,000 x 9 floats = 0 MB" in out
     code, out, err = run_cli(*ARGS, "--replay_size", 10**12, "--data_dir", tmp_path, "--exp_name", "m2")
-    assert code == 2 and "needs 36000.0 GB" in err and "lower --replay_size" in err
+    assert code == 2 and "needs 36000.0 GB" in err and "lower replay_size" in err
     assert not (tmp_path / "m2").exists() or not os.listdir(tmp_path / "m2")
 
 
@@ -323,8 +323,8 @@ def test_a_full_disk_is_one_line_and_the_run_resumes_to_the_same_rows(tmp_path, 
 def test_a_sweep_skips_a_run_another_process_holds_and_says_so(tmp_path):
     import sweep
     run = tmp_path / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time, cli; "
-                               f"f = cli.hold_run_dir({str(run)!r}); f.claim(); print('held', flush=True); time.sleep(60)"],
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from run import directory; "
+                               f"f = directory.hold_run_dir({str(run)!r}); f.claim(); print('held', flush=True); time.sleep(60)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"

@@ -1,5 +1,5 @@
-"""judging.py alone: what is confirmed, who is solved, what best.pt keeps, when a run stops;
-and runs.py's parts alone: the training state's Box2D past, the run directory's refusals."""
+"""run/judging.py alone: what is confirmed, who is solved, what best.pt keeps, when a run stops;
+and the run package's parts alone: the training state's Box2D past, the run directory's refusals."""
 import json
 import math
 import os
@@ -8,9 +8,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import cli
-import judging
-import runs
+import td3
+from run import directory, errors, judging, resume
+from run.config import RunSettings
 
 CONFIG = dict(seed=0, stop_return=300.0, confirm_episodes=100, stop_epochs=3, early_stop=True,
               test_actor="live", compare_actors=True, max_ep_len=1600)
@@ -78,12 +78,12 @@ def test_a_walkers_training_state_puts_its_worlds_past_back(replay_the_past):
     into a fresh env, and both play the same next episode: the same observations, to the bit,
     exactly when the past episodes are replayed (without them the world differs)."""
     rng = np.random.default_rng(0)
-    env = runs.ReplayableEnv(gym.make("BipedalWalker-v3"))
+    env = resume.ReplayableEnv(gym.make("BipedalWalker-v3"))
     walker_history(env, rng, episodes=4)
     state = env.state_dict()
     if not replay_the_past:
         state = {k: v for k, v in state.items() if not k.startswith("past_")}
-    fresh = runs.ReplayableEnv(gym.make("BipedalWalker-v3"))
+    fresh = resume.ReplayableEnv(gym.make("BipedalWalker-v3"))
     fresh.replay(**state)
     seed, actions = 12345, rng.uniform(-1, 1, (400, 4)).astype(np.float32)
     trajectories = [next_episode(e, seed, actions) for e in (env, fresh)]
@@ -99,14 +99,14 @@ def test_the_run_directory_refuses_a_lost_checkpoint_and_sets_a_restart_aside(tm
     run.mkdir()
     (run / "config.json").write_text(json.dumps(config))
     (run / "progress.txt").write_text("Epoch\tTime\n1\t0.5\n")
-    d = runs.RunDirectory(str(run), config, resume=True)
+    d = directory.RunDirectory(str(run), config, True, (td3.Hyperparameters, RunSettings))
     assert d.ckpt is None and d.restart == ["config.json", "progress.txt"]
     assert sorted(d.prepare()) == ["config.before-restart.json", "progress.before-restart.txt"]
     assert sorted(os.listdir(run)) == ["config.before-restart.json", "progress.before-restart.txt"]
     (run / "config.json").write_text(json.dumps(config))
     (run / "progress.txt").write_text("Epoch\tTime\n1\t0.5\n2\t1.0\n3\t1.5\n")
-    with pytest.raises(cli.UserError, match="has 3 rows, so the checkpoint written after epoch 2"):
-        runs.RunDirectory(str(run), config, resume=True)
+    with pytest.raises(errors.UserError, match="has 3 rows, so the checkpoint written after epoch 2"):
+        directory.RunDirectory(str(run), config, True, (td3.Hyperparameters, RunSettings))
 
 
 @pytest.mark.parametrize("drop", [None, "test_env"])
@@ -122,8 +122,8 @@ def test_the_training_state_carries_both_envs_pasts(drop):
         t: int = 0
 
     def state(rng):
-        envs = [runs.ReplayableEnv(gym.make("BipedalWalker-v3")) for _ in range(2)]
-        return runs.TrainingState(Loop(), rng, *envs, SimpleNamespace(epoch_dict={}), "cpu", {})
+        envs = [resume.ReplayableEnv(gym.make("BipedalWalker-v3")) for _ in range(2)]
+        return resume.TrainingState(Loop(), rng, *envs, SimpleNamespace(epoch_dict={}), "cpu", {})
 
     old = state(np.random.default_rng(0))
     for e in (old.env, old.test_env):

@@ -4,9 +4,8 @@ import json
 import pytest
 import torch
 
-from cli import UserError
 from logger import EpochLogger, read_progress
-from runs import load_checkpoint, save_checkpoint
+from run.directory import load_checkpoint, save_checkpoint
 
 
 def one_epoch(logger, epoch):
@@ -57,7 +56,8 @@ def test_resume_appends_and_drops_rows_after_the_checkpoint(tmp_path):
     for e in (1, 2, 3):
         one_epoch(logger, e)
     # the checkpoint was at epoch 2; row 3 was written before a crash
-    logger = EpochLogger(str(tmp_path), resume_epochs=2)
+    logger = EpochLogger(str(tmp_path))
+    logger.resume(2)
     one_epoch(logger, 3)
     one_epoch(logger, 4)
     _, rows = read_progress(tmp_path / "progress.txt")
@@ -66,16 +66,18 @@ def test_resume_appends_and_drops_rows_after_the_checkpoint(tmp_path):
 
 def test_changing_columns_is_a_one_line_refusal(tmp_path):
     """Code that logs another column than a run's progress.txt (a run resumed after a new
-    column was added) is refused in one line naming the column, with what to do."""
+    column was added) is refused in one line naming the column (the run adds what to do:
+    test_runs.py)."""
     logger = EpochLogger(str(tmp_path), quiet=True)
     one_epoch(logger, 1)
-    resumed = EpochLogger(str(tmp_path), quiet=True, resume_epochs=1)
+    resumed = EpochLogger(str(tmp_path), quiet=True)
+    resumed.resume(1)
     resumed.store(EpRet=1.0)
     resumed.log_tabular("Epoch", 2)
     resumed.log_tabular("EpRet", with_min_and_max=True)
     resumed.log_tabular("Other", 1)
-    with pytest.raises(UserError, match=r"columns differ from .*progress.txt's \(new: Other; "
-                                        r"missing: .*\); resume a run with the code that made it"):
+    with pytest.raises(ValueError, match=r"^this epoch's columns differ from .*progress.txt's "
+                                         r"\(new: Other; missing: .*\)$"):
         resumed.dump_tabular()
 
 

@@ -9,7 +9,7 @@ import sys
 
 from conftest import ROOT, run_cli
 from logger import read_progress
-from logger import ProgressLine
+from run.progress import ProgressLine
 
 ARGS = ["--env", "Pendulum-v1", "--epochs", 3, "--steps_per_epoch", 400, "--start_steps", 300,
         "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,

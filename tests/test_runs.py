@@ -1,4 +1,4 @@
-"""A run directory's lifecycle (runs.py, cli.py): what a resume may change, a finished run,
+"""A run directory's lifecycle (the run package): what a resume may change, a finished run,
 the early stop and best.pt, checkpoints every save_freq epochs, NaN, temp files, Ctrl-C."""
 import argparse
 import glob
@@ -6,19 +6,18 @@ import json
 import os
 import shutil
 import signal
+from dataclasses import fields
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
-import cli
-import runs
 import sweep  # run_status: which runs of a grid are finished
 import td3
 from conftest import ROOT, SMALL, CountEnv, one_line_error, rows_without_time, run_cli, snapshot
 from logger import read_progress
-from runs import load_checkpoint
+from run.directory import load_checkpoint
+from run import command, directory, errors, progress
 
 CLI_SMALL = ["--env", "Pendulum-v1", "--epochs", 1, "--steps_per_epoch", 200, "--start_steps", 100,
              "--update_after", 100, "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32,
@@ -60,10 +59,10 @@ def test_resume_honours_what_may_change_and_what_equals_the_run(tmp_path, one_ep
                              "--env", "Pendulum-v1", "--device", "cpu", "--threads", 1, "--quiet")
     assert code == 0, err
     assert "resuming at env step 200 of 400" in out
-    cmd = cli.parse_td3(["--resume", str(run), "--threads", "1", "--quiet", "--device", "cpu"],
-                        td3.Hyperparameters, td3.SWAP_POINTS)
-    assert cmd.threads == 1 and cmd.kwargs["logger_kwargs"]["progress"] is False
-    assert cmd.kwargs["device"] == "cpu" and cmd.kwargs["gamma"] == 0.98
+    kwargs = command.command_line(["--resume", str(run), "--threads", "1", "--quiet", "--device",
+                                   "cpu"], td3.Hyperparameters, td3.SWAP_POINTS)
+    assert kwargs["threads"] == 1 and kwargs["logger_kwargs"]["progress"] is False
+    assert kwargs["device"] == "cpu" and kwargs["gamma"] == 0.98
     assert [r[0] for r in read_progress(run / "progress.txt")[1]] == ["1", "2"]
     assert json.loads((run / "config.json").read_text())["epochs"] == 1  # the run's record
 
@@ -71,7 +70,7 @@ def test_resume_honours_what_may_change_and_what_equals_the_run(tmp_path, one_ep
 def test_resume_through_the_python_api_refuses_a_changed_setting(tmp_path, pendulum):
     out = str(tmp_path / "r")
     td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **{**SMALL, "epochs": 1})
-    with pytest.raises(cli.UserError, match=r"was run with gamma=0.98, not 0.9; a resumed run "
+    with pytest.raises(errors.UserError, match=r"was run with gamma=0.98, not 0.9; a resumed run "
                                             r"keeps its settings"):
         td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), resume=True,
                 gamma=0.9, **SMALL)
@@ -84,7 +83,7 @@ def test_a_setting_newer_than_the_run_is_compared_with_its_default(tmp_path, pen
     cfg = json.loads((out / "config.json").read_text())
     del cfg["noise"]
     (out / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(cli.UserError, match=r"was run with noise='gaussian', not 'pink'"):
+    with pytest.raises(errors.UserError, match=r"was run with noise='gaussian', not 'pink'"):
         td3.td3(pendulum, logger_kwargs=dict(output_dir=str(out), quiet=True), resume=True,
                 noise="pink", **SMALL)
     msg = one_line_error(*run_cli("--resume", out, "--noise", "pink")[::2])
@@ -104,8 +103,8 @@ def test_the_command_line_is_parsed_once(monkeypatch, tmp_path):
 @pytest.mark.parametrize("option", ["--hid", "--l", "--threads"])
 def test_command_line_only_options_follow_the_settings_rules(option, tmp_path):
     msg = one_line_error(*run_cli("--env", "Pendulum-v1", option, 0, "--data_dir", tmp_path)[::2])
-    assert msg == f"error: {option} must be a positive integer, got 0"
-    assert {f.name for f in cli.fields(cli.CommandLineOnly)} == {"hid", "l", "threads"}
+    assert msg.startswith(f"error: {option} must be a positive integer") and msg.endswith("got 0")
+    assert {f.name for f in fields(command.CommandLineOnly)} == {"hid", "l", "threads"}
     assert not os.listdir(tmp_path)
 
 
@@ -114,11 +113,8 @@ def test_resuming_a_finished_run_says_it_is_finished(one_epoch_run):
     before = snapshot(one_epoch_run)
     code, out, err = run_cli("--resume", one_epoch_run)
     assert code == 0, err
-    header, rows = read_progress(one_epoch_run / "progress.txt")
-    best = float(rows[0][header.index("AverageTestEpRet")])
-    assert out.strip() == (f"{one_epoch_run} is finished: 1 epochs, 200 env steps; best test "
-                           f"return {best:.1f}, its actor-critic in {one_epoch_run / 'best.pt'}; to "
-                           f"train on, resume with more epochs: --epochs N with N > 1")
+    assert out.strip() == (f"{one_epoch_run} is finished: 1 epochs, 200 env steps; to train on, "
+                           f"resume with --epochs N, N > 1")
     assert snapshot(one_epoch_run) == before
 
 
@@ -128,7 +124,7 @@ def test_a_run_trained_on_then_resumed_again_says_how_far_it_got(tmp_path, one_e
     assert run_cli("--resume", run, "--epochs", 2)[0] == 0
     code, out, err = run_cli("--resume", run)  # config.json still says epochs 1
     assert code == 0, err
-    assert "is finished: 2 epochs, 400 env steps" in out and "--epochs N with N > 2" in out
+    assert "is finished: 2 epochs, 400 env steps" in out and "--epochs N, N > 2" in out
 
 
 class Fading(gym.Env):
@@ -197,7 +193,8 @@ def test_a_confirmation_that_holds_stop_return_stops_the_run_and_its_actor_is_be
     td3.td3(CountEnv, stop_return=7.0, test_actor="averaged", resume=True, logger_kwargs=dict(
         output_dir=str(out), quiet=True), **dict(JUDGE, epochs=9))
     said = capsys.readouterr().out
-    assert "solved, the confirmed actor-critic in" in said and "trains no further" in said
+    assert "is finished: 1 epochs" in said and "the averaged actor's return over 5 more episodes" \
+        in said and "trains no further" in said
 
 
 def test_a_confirmation_below_stop_return_trains_on(tmp_path):
@@ -239,8 +236,8 @@ def test_judging_draws_nothing_from_the_training_stream(tmp_path, pendulum):
 
 def test_checkpoint_every_save_freq_epochs_and_at_the_end(tmp_path, pendulum, monkeypatch):
     written = []
-    save = runs.save_checkpoint
-    monkeypatch.setattr(runs, "save_checkpoint", lambda state, path: (
+    save = directory.save_checkpoint
+    monkeypatch.setattr(directory, "save_checkpoint", lambda state, path: (
         written.append((os.path.basename(path), state.get("epoch"))), save(state, path)))
     td3.td3(pendulum, save_freq=2, logger_kwargs=dict(output_dir=str(tmp_path), quiet=True),
             **{**SMALL, "epochs": 5})
@@ -264,7 +261,7 @@ def test_nan_in_the_second_epoch_keeps_the_first_epochs_checkpoint(tmp_path):
         return loss * float("nan") if len(n_loss) > 150 else loss  # epoch 1 has 150 updates
 
     out = tmp_path / "nan"
-    with pytest.raises(cli.UserError, match=r"epoch 2: LossQ became NaN or inf; stopped, its "
+    with pytest.raises(errors.UserError, match=r"epoch 2: LossQ became NaN or inf; stopped, its "
                                             r"last good checkpoint \(epoch 1\) in .* is kept"):
         td3.td3(lambda: next(envs), critic_loss=loss_nan_in_epoch_2,
                 logger_kwargs=dict(output_dir=str(out), quiet=True), **{**SMALL, "epochs": 3})
@@ -279,7 +276,7 @@ def test_nan_before_the_first_checkpoint_says_none_is_kept(tmp_path, pendulum):
         return td3.critic_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin) * float("nan")
 
     out = tmp_path / "nan"
-    with pytest.raises(cli.UserError, match=r"epoch 1: LossQ became NaN or inf; stopped, .* has "
+    with pytest.raises(errors.UserError, match=r"epoch 1: LossQ became NaN or inf; stopped, .* has "
                                             r"no checkpoint yet, so a resume starts it again$"):
         td3.td3(pendulum, critic_loss=loss_nan, logger_kwargs=dict(output_dir=str(out), quiet=True),
                 **SMALL)
@@ -370,7 +367,7 @@ def test_a_run_shaped_like_each_committed_one_resumes_through_td3_py(tmp_path, o
     assert len(read_progress(run / "progress.txt")[1]) == 2
 
 
-def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_epoch_run):
+def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_epoch_run, monkeypatch):
     """A run made with the old --no_stop (stop_return None, no early_stop key in config.json)
     resumes through td3.py, with --no_stop (its own value) or without; a resume takes the
     run's thread count."""
@@ -380,12 +377,14 @@ def test_a_run_from_before_judging_resumes_with_its_own_options(tmp_path, one_ep
     for key in ("early_stop", "confirm_episodes", "test_actor", "compare_actors"):
         cfg.pop(key)
     (run / "config.json").write_text(json.dumps(dict(cfg, stop_return=None, torch_threads=3)))
-    cmd = cli.parse_td3(["--resume", str(run), "--no_stop", "--epochs", "2"], td3.Hyperparameters,
-                        td3.SWAP_POINTS)
-    assert cmd.kwargs["early_stop"] is False and cmd.kwargs["confirm_episodes"] == 0
-    assert cmd.threads == 3
-    assert cli.parse_td3(["--resume", str(run), "--threads", "1"], td3.Hyperparameters,
-                         td3.SWAP_POINTS).threads == 1
+    kwargs = command.command_line(["--resume", str(run), "--no_stop", "--epochs", "2"],
+                                  td3.Hyperparameters, td3.SWAP_POINTS)
+    assert kwargs["early_stop"] is False and kwargs["confirm_episodes"] == 0
+    threads = []
+    monkeypatch.setattr(torch, "set_num_threads", threads.append)
+    sweep.planned(["--resume", str(run), "--no_stop"])  # the Run td3() would resume
+    sweep.planned(["--resume", str(run), "--threads", "1"])
+    assert threads == [3, 1]
     code, _, err = run_cli("--resume", run, "--no_stop", "--epochs", 2, "--threads", 1)
     assert code == 0, err
     code, _, err = run_cli("--resume", run, "--epochs", 3, "--threads", 1)
@@ -416,7 +415,7 @@ def test_the_env_a_run_was_made_with_is_rebuilt_on_resume(tmp_path, name):
     assert code == 0 and "average return over 1 episodes" in out, err
     made = json.loads((run / "config.json").read_text())
     same = {k: made[k] for k in ("gamma", "noise", "reward_floor", "stop_return")}
-    with pytest.raises(cli.UserError) as refused:
+    with pytest.raises(errors.UserError) as refused:
         td3.td3(lambda: gym.make(made["env_id"]), resume=True,  # the plain id, same settings
                 logger_kwargs=dict(output_dir=str(run), quiet=True), **dict(kw, epochs=3, **same))
     assert f"was run with env_kwargs={arguments!r}, not {{}}" in str(refused.value) or \
@@ -466,7 +465,7 @@ def test_a_resume_compares_numbers_as_numbers(tmp_path, pendulum):
     td3.td3(pendulum, reward_floor=-10, resume=True, logger_kwargs=dict(output_dir=str(out), quiet=True),
             **{**SMALL, "epochs": 3})
     assert len(read_progress(out / "progress.txt")[1]) == 3
-    with pytest.raises(cli.UserError, match="was run with reward_floor=-10.0, not -9"):
+    with pytest.raises(errors.UserError, match="was run with reward_floor=-10.0, not -9"):
         td3.td3(pendulum, reward_floor=-9, resume=True, logger_kwargs=dict(output_dir=str(out),
                 quiet=True), **{**SMALL, "epochs": 4})
 
@@ -486,7 +485,7 @@ def test_resume_removes_only_the_checkpoint_writers_temp_files(tmp_path, one_epo
 # ---- Ctrl-C: the first asks for a clean stop, a second stops at once ----
 def test_second_ctrl_c_stops_at_once():
     previous = signal.getsignal(signal.SIGINT)
-    ctrl_c = runs.CtrlC()
+    ctrl_c = progress.CtrlC()
     try:
         os.kill(os.getpid(), signal.SIGINT)
         assert ctrl_c.requested
@@ -497,12 +496,11 @@ def test_second_ctrl_c_stops_at_once():
     assert signal.getsignal(signal.SIGINT) is previous
 
 
-def test_every_command_line_only_option_is_parsed_checked_and_handed_to_main():
-    """CommandLineOnly's fields, all of them, reach td3.main as cmd.options (none dropped)."""
-    from dataclasses import fields
-    cmd = cli.parse_td3(["--env", "Pendulum-v1", "--hid", "64", "--threads", "1"], td3.Hyperparameters,
-                        td3.SWAP_POINTS)
-    assert cmd.options == cli.CommandLineOnly(hid=64, l=2, threads=1)
-    assert {f.name for f in fields(cmd.options)} == {f.name for f in fields(cli.CommandLineOnly)}
-    with pytest.raises(cli.UserError, match="--l must be a positive integer"):
-        cli.parse_td3(["--env", "Pendulum-v1", "--l", "0"], td3.Hyperparameters, td3.SWAP_POINTS)
+def test_every_command_line_only_option_is_parsed_checked_and_handed_to_td3():
+    """CommandLineOnly's fields, all of them, reach td3()'s arguments (none dropped)."""
+    kwargs = command.command_line(["--env", "Pendulum-v1", "--hid", "64", "--l", "3", "--threads",
+                                   "1"], td3.Hyperparameters, td3.SWAP_POINTS)
+    assert kwargs["ac_kwargs"] == dict(hidden_sizes=(64, 64, 64)) and kwargs["threads"] == 1
+    assert {f.name for f in fields(command.CommandLineOnly)} == {"hid", "l", "threads"}
+    with pytest.raises(errors.UserError, match="--l must be a positive integer"):
+        command.command_line(["--env", "Pendulum-v1", "--l", "0"], td3.Hyperparameters, td3.SWAP_POINTS)

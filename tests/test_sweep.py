@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.envs.classic_control.pendulum import PendulumEnv
+from run import errors
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EPOCHS = 8  # enough that a Ctrl-C after the first checkpoint lands mid-run on a busy machine
@@ -333,7 +334,7 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
                 assert json.load(f)["logger_kwargs"]["output_dir"] == str(data / run)
         failed = [ln for ln in out.splitlines() if ln.startswith("failed:")]
         assert len(failed) == 2 and all("LossQ became NaN or inf" in ln for ln in failed)
-        for exp in (f"td3-{EXPLODING}", f"td3-{EXPLODING}-no_twin"):
+        for exp in ("td3-SweepExploding-v0", "td3-SweepExploding-v0-no_twin"):  # by its id
             with open(data / exp / f"{exp}_s0" / "sweep.log") as f:
                 assert f.read().count("=== sweep.py") == 2  # the first try and one retry
         assert "| Pendulum-v1 | td3 | 1/1 |" in out and f"| {EXPLODING} | td3 | 0/1 |" in out
@@ -364,7 +365,7 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
     (["--env", "Pendulum-v1", "--seeds", 0, "--epochs", 0], "epochs must be a positive integer"),
     (["--env", "Pendulum-v1", "--seeds", 0, "--retries", -1], "--retries must be zero or more"),
     (["--env", "Pendulum-v1", "--seeds", 0, "--num_cpus", 0], "--num_cpus must be a positive"),
-    (["--env", "Pendulum-v1", "--seeds", 0, "--gamma", 1.5], "--gamma must be in (0, 1]"),
+    (["--env", "Pendulum-v1", "--seeds", 0, "--gamma", 1.5], "gamma must be in (0, 1]"),
     # What td3.py checks once it has the env, for every env of the grid:
     (["--env", "Pendulum-v1", "CartPole-v1", "--seeds", 0], "CartPole-v1 has a Discrete action "
                                                             "space; TD3 needs continuous (Box)"),
@@ -373,10 +374,9 @@ def test_sweep_on_a_ray_cluster(env, tmp_path):
       "--target_noise", 0], "variants td3 and no_smoothing are the same run"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys, tmp_path):
-    import cli
     import sweep
     with pytest.raises(SystemExit) as e:
-        cli.run_main(lambda: sweep.main([*map(str, args), "--data_dir", str(tmp_path)]))
+        errors.run_main(lambda: sweep.main([*map(str, args), "--data_dir", str(tmp_path)]))
     code = e.value.code
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
@@ -419,23 +419,17 @@ def test_summary_counts_threshold_and_steps_to_it(tmp_path):
 def test_a_run_made_before_a_setting_existed_is_compared_with_its_default(tmp_path):
     # A run directory whose config.json has no "noise" (made before --noise existed) used the
     # default; a sweep asking for --noise pink there must refuse, not count it as its run.
-    import cli
     import sweep
-    import td3
     args = ["--env", "Pendulum-v1", "--seeds", "0", "--data_dir", str(tmp_path), *map(str, SMALL)]
     plan = sweep.plan_runs(*sweep.parse_args(args))
     run = plan[0]["run_dir"]
     os.makedirs(run)
-    _, kwargs, *_ = cli.parse_td3(plan[0]["argv"], td3.Hyperparameters, td3.SWAP_POINTS)
-    hp = td3.Hyperparameters(**{k: v for k, v in kwargs.items()
-                                if k in td3.Hyperparameters.__dataclass_fields__})
-    _, config = td3.resolve(gym.make("Pendulum-v1"), hp, ac_kwargs=kwargs["ac_kwargs"],
-                            **{k: kwargs[k] for k in td3.SWAP_POINTS})
+    config = dict(sweep.planned(plan[0]["argv"]).config)  # what td3.py would write
     del config["noise"]
     with open(os.path.join(run, "config.json"), "w") as f:
         json.dump(config, f)
     assert sweep.plan_runs(*sweep.parse_args(args))[0]["state"] == "new"  # the same run
-    with pytest.raises(cli.UserError, match=r"was run with noise='gaussian', not 'pink'"):
+    with pytest.raises(errors.UserError, match=r"was run with noise='gaussian', not 'pink'"):
         sweep.plan_runs(*sweep.parse_args([*args, "--noise", "pink"]))
 
 

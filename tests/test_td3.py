@@ -4,19 +4,19 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import asdict
+from types import SimpleNamespace
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
-import cli
-import runs
 import td3
 from buffer import ReplayBuffer
 from conftest import DEVICES, ROOT, SMALL, CountEnv, one_line_error, rows_without_time, run_cli
 from logger import read_progress
-from runs import load_checkpoint
+from run.directory import load_checkpoint
+from run import command, config, directory, errors
 
 CLI_SMALL = ["--epochs", 2, "--steps_per_epoch", 200, "--start_steps", 100, "--update_after", 100,
              "--batch_size", 32, "--num_test_episodes", 1, "--hid", 32, "--replay_size", 10000]
@@ -71,7 +71,7 @@ def test_resume_equals_one_long_run(tmp_path, pendulum, device):
 def test_the_checkpoint_holds_the_random_state_of_the_device_the_run_used(tmp_path, pendulum, device):
     out = tmp_path / "run"
     td3.td3(pendulum, device=device, logger_kwargs=dict(output_dir=str(out), quiet=True), **SMALL)
-    ckpt = runs.load_checkpoint(out / "ckpt.pt")
+    ckpt = directory.load_checkpoint(out / "ckpt.pt")
     assert ckpt["device"] == device and torch.equal(ckpt["torch_rng"], torch.get_rng_state())
     if device == "cpu":
         assert ckpt["device_rng"] is None
@@ -85,8 +85,8 @@ def test_a_resume_on_another_device_says_the_numbers_part_from_here(tmp_path, pe
     CPU run's checkpoint is relabelled as a GPU's; the RNG state it holds is not used.)"""
     out = tmp_path / "run"
     td3.td3(pendulum, device="cpu", logger_kwargs=dict(output_dir=str(out), quiet=True), **SMALL)
-    ckpt = runs.load_checkpoint(out / "ckpt.pt")
-    runs.save_checkpoint(dict(ckpt, device="cuda:0", device_rng=torch.zeros(16, dtype=torch.uint8)),
+    ckpt = directory.load_checkpoint(out / "ckpt.pt")
+    directory.save_checkpoint(dict(ckpt, device="cuda:0", device_rng=torch.zeros(16, dtype=torch.uint8)),
                          out / "ckpt.pt")
     capsys.readouterr()
     td3.td3(pendulum, device="cpu", resume=True, logger_kwargs=dict(output_dir=str(out), quiet=True),
@@ -101,7 +101,7 @@ def test_existing_run_directory_is_not_overwritten(tmp_path, pendulum):
     out = str(tmp_path / "run")
     td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
     before = open(os.path.join(out, "progress.txt")).read()
-    with pytest.raises(cli.UserError, match="already holds a run"):
+    with pytest.raises(errors.UserError, match="already holds a run"):
         td3.td3(pendulum, logger_kwargs=dict(output_dir=out, quiet=True), **SMALL)
     assert open(os.path.join(out, "progress.txt")).read() == before
 
@@ -120,63 +120,65 @@ def test_truncation_is_stored_as_not_done(tmp_path, monkeypatch, limit, expect_d
     assert stored == [float(expect_done and (i + 1) % ep == 0) for i in range(70)]
 
 
-def resolve_env_defaults(hp, env):
-    return td3.resolve(env, hp)[0]
+def resolved(env, **given):
+    """The settings td3() trains ``env`` with, given ``given``: TD3's and the run's, by name."""
+    hp, run = config.resolve(td3.Hyperparameters, given, env)
+    return SimpleNamespace(**asdict(hp), **asdict(run))
 
 
 def test_settings_left_to_the_env_are_resolved_from_it():
-    hp = resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3"))
+    hp = resolved(gym.make("BipedalWalker-v3"))
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (1600, -10.0, 300.0)
-    hp = resolve_env_defaults(td3.Hyperparameters(max_ep_len=50, reward_floor=None),
-                                  gym.make("BipedalWalker-v3"))
+    hp = resolved(gym.make("BipedalWalker-v3"), max_ep_len=50, reward_floor=None)
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (50, None, 300.0)  # given wins
-    hp = resolve_env_defaults(td3.Hyperparameters(), gym.make("Pendulum-v1"))
+    hp = resolved(gym.make("Pendulum-v1"))
     assert (hp.max_ep_len, hp.reward_floor, hp.stop_return) == (200, None, None)
-    hp = resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no limit
+    hp = resolved(CountEnv())  # no spec, no limit
     assert hp.max_ep_len == 1000
 
 
 def test_settings_left_to_the_env_per_env():
-    resolved = lambda env_id, **given: resolve_env_defaults(  # noqa: E731
-        td3.Hyperparameters(**given), gym.make(env_id))
     per_env = lambda hp: (hp.gamma, hp.noise, hp.reward_floor, hp.stop_return)  # noqa: E731
-    assert per_env(td3.Hyperparameters()) == ("auto", "auto", "auto", "auto")
-    lander = resolved("LunarLanderContinuous-v3")
+    assert per_env(SimpleNamespace(**asdict(td3.Hyperparameters()), **asdict(config.RunSettings()))) \
+        == ("auto", "auto", "auto", "auto")
+    lander = resolved(gym.make("LunarLanderContinuous-v3"))
     assert per_env(lander) == (0.99, "pink", -10.0, 200.0)
-    walker = resolved("BipedalWalker-v3")
+    walker = resolved(gym.make("BipedalWalker-v3"))
     assert per_env(walker) == (0.98, "gaussian", -10.0, 300.0)
-    pendulum = resolved("Pendulum-v1")
+    pendulum = resolved(gym.make("Pendulum-v1"))
     assert per_env(pendulum) == (0.98, "gaussian", None, None)
-    other = resolve_env_defaults(td3.Hyperparameters(), CountEnv())  # no spec, no id
+    other = resolved(CountEnv())  # no spec, no id
     assert per_env(other) == (0.98, "gaussian", None, None)
     # what is given wins, and each per-env default has its way off
-    off = resolved("LunarLanderContinuous-v3", gamma=0.98, noise="gaussian", reward_floor=None, stop_return=None)
+    off = resolved(gym.make("LunarLanderContinuous-v3"), gamma=0.98, noise="gaussian",
+                   reward_floor=None, stop_return=None)
     assert per_env(off) == (0.98, "gaussian", None, None)
-    on = resolved("Pendulum-v1", gamma=0.99, noise="pink", reward_floor=-10.0, stop_return=-200.0)
+    on = resolved(gym.make("Pendulum-v1"), gamma=0.99, noise="pink", reward_floor=-10.0,
+                  stop_return=-200.0)
     assert per_env(on) == (0.99, "pink", -10.0, -200.0)
     # the same env made another way gets the same defaults: Gymnasium's documented way to
     # the continuous lander, and not the walker's for its hardcore variant
-    documented = resolve_env_defaults(td3.Hyperparameters(), gym.make("LunarLander-v3", continuous=True))
+    documented = resolved(gym.make("LunarLander-v3", continuous=True))
     assert documented == lander
-    rendered = resolve_env_defaults(td3.Hyperparameters(), gym.make("BipedalWalker-v3", render_mode="rgb_array"))
+    rendered = resolved(gym.make("BipedalWalker-v3", render_mode="rgb_array"))
     assert rendered == walker  # rendering is not another env
-    hardcore = [resolve_env_defaults(td3.Hyperparameters(), gym.make(*how[:1], **how[1]))
+    hardcore = [resolved(gym.make(*how[:1], **how[1]))
                 for how in (("BipedalWalker-v3", dict(hardcore=True)), ("BipedalWalkerHardcore-v3", {}))]
     assert per_env(hardcore[0]) == per_env(hardcore[1]) == (0.98, "gaussian", None, None)  # (their time limits differ)
 
 
 def test_lunar_lander_defaults_on_the_command_line_and_in_config_json(tmp_path):
-    _, kwargs, *_ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "auto",
+    kwargs = command.command_line(["--env", "LunarLanderContinuous-v3", "--gamma", "auto",
                                      "--noise", "auto"], td3.Hyperparameters, td3.SWAP_POINTS)
     assert (kwargs["gamma"], kwargs["noise"]) == ("auto", "auto")
-    _, kwargs, *_ = cli.parse_td3(["--env", "LunarLanderContinuous-v3", "--gamma", "0.98",
+    kwargs = command.command_line(["--env", "LunarLanderContinuous-v3", "--gamma", "0.98",
                                      "--noise", "gaussian", "--no_reward_floor"],
                                     td3.Hyperparameters, td3.SWAP_POINTS)
     assert (kwargs["gamma"], kwargs["noise"], kwargs["reward_floor"]) == (0.98, "gaussian", None)
     out = str(tmp_path / "lander")
     td3.td3(lambda: gym.make("LunarLanderContinuous-v3"), logger_kwargs=dict(
         output_dir=out, quiet=True), **{**SMALL, "epochs": 1, "num_test_episodes": 1})
-    config = cli.read_config(out)  # the values used, never "auto"
+    config = directory.read_config(out)  # the values used, never "auto"
     assert (config["gamma"], config["noise"], config["reward_floor"], config["stop_return"]) == (
         0.99, "pink", -10.0, 200.0)
 
@@ -201,7 +203,7 @@ def test_a_run_from_before_noise_was_left_to_the_env_resumes_with_gaussian_noise
 
 def test_nan_loss_stops_with_a_clear_message(tmp_path, pendulum):
     out = str(tmp_path / "nan")
-    with pytest.raises(cli.UserError, match=r"epoch 1: LossQ became NaN"):
+    with pytest.raises(errors.UserError, match=r"epoch 1: LossQ became NaN"):
         td3.td3(pendulum, q_lr=1e30, pi_lr=1e30, logger_kwargs=dict(output_dir=out, quiet=True),
                 **{**SMALL, "epochs": 1})
     assert not os.path.exists(os.path.join(out, "ckpt.pt"))
@@ -252,7 +254,7 @@ def test_discrete_action_space_is_refused(tmp_path):
 def test_non_positive_counts(flag, tmp_path):
     # its own data_dir: were the check missing, the run must not land in the repository's data/
     msg = one_line_error(*run_cli("--env", "Pendulum-v1", *flag, "--data_dir", tmp_path)[::2])
-    assert f"{flag[0]} must be a positive integer" in msg
+    assert f"{flag[0][2:]} must be a positive integer" in msg
     assert not os.listdir(tmp_path)
 
 

@@ -12,6 +12,11 @@ import td3
 from reference_td3 import make_pair, random_batches
 
 
+def HP(**kwargs):
+    """Hyperparameters as td3() resolves them (no "auto" left), with ``kwargs`` changed."""
+    return td3.Hyperparameters(**{"gamma": 0.98, **kwargs})
+
+
 def small_ac(seed=0):
     torch.manual_seed(seed)
     ac = core.MLPActorCritic(gym.spaces.Box(-1, 1, (3,), np.float32),
@@ -29,7 +34,7 @@ def flat(module):
 @pytest.mark.parametrize("policy_delay", [1, 2, 3])
 def test_delayed_policy_updates_count(policy_delay):
     ac, ac_targ = small_ac()
-    update, _, _ = td3.build_update(ac, ac_targ, policy_delay=policy_delay)
+    update, _, _ = td3.build_update(ac, ac_targ, HP(policy_delay=policy_delay))
     batches = random_batches(12, batch_size=8, obs_dim=3, act_dim=2)
     pi_moves = targ_moves = q_moves = 0
     for n, b in enumerate(batches, start=1):
@@ -51,7 +56,7 @@ def test_actor_step_adds_no_gradient_to_the_critics():
     grads = []
     for delay in (1, 10**9):
         ac, ac_targ = small_ac()
-        update, _, _ = td3.build_update(ac, ac_targ, policy_delay=delay)
+        update, _, _ = td3.build_update(ac, ac_targ, HP(policy_delay=delay))
         torch.manual_seed(5)
         assert update(b, n_updates=1) == (delay == 1)
         grads.append(torch.cat([p.grad.reshape(-1) for p in ac.q1.parameters()]))
@@ -61,7 +66,7 @@ def test_actor_step_adds_no_gradient_to_the_critics():
 
 def test_no_twin_trains_and_uses_one_critic():
     ac, ac_targ = small_ac()
-    update, _, _ = td3.build_update(ac, ac_targ, twin=False)
+    update, _, _ = td3.build_update(ac, ac_targ, HP(twin=False))
     q1_before, q2_before, pi_before = flat(ac.q1), flat(ac.q2), flat(ac.pi)
     for n, b in enumerate(random_batches(4, batch_size=8, obs_dim=3, act_dim=2), start=1):
         update(b, n_updates=n)
@@ -72,7 +77,7 @@ def test_no_twin_trains_and_uses_one_critic():
 
 def test_update_rejects_column_shaped_rewards():
     ac, ac_targ = small_ac()
-    update, _, _ = td3.build_update(ac, ac_targ)
+    update, _, _ = td3.build_update(ac, ac_targ, HP())
     b = random_batches(1, batch_size=8, obs_dim=3, act_dim=2)[0]
     b["rew"] = b["rew"].unsqueeze(1)  # (B, 1): the port bug
     with pytest.raises(core.ShapeError):
@@ -136,15 +141,18 @@ def test_update_equals_plain_reference(n_updates):
     assert _max_diff(ac, ac_targ, ref) < TOL
 
 
-def test_update_without_an_env_takes_the_general_discount():
-    # build_update knows no env, so a gamma left at "auto" is the general 0.98.
+def test_update_takes_the_settings_as_resolved():
+    """build_update uses the gamma it is handed; td3() hands it the env's resolved settings
+    (Pendulum-v1 has no per-env gamma: the general 0.98)."""
     b = random_batches(1, batch_size=8, obs_dim=3, act_dim=2)[0]
     critics = {}
-    for gamma in ("auto", 0.98, 0.99):
+    resolved = td3.settings_for(gym.make("Pendulum-v1"))
+    assert resolved.gamma == td3.GENERAL_DEFAULTS["gamma"] == 0.98
+    for name, hp in (("resolved", resolved), ("0.98", HP(gamma=0.98)), ("0.99", HP(gamma=0.99))):
         ac, ac_targ = small_ac()
-        update, _, _ = td3.build_update(ac, ac_targ, **({} if gamma == "auto" else dict(gamma=gamma)))
+        update, _, _ = td3.build_update(ac, ac_targ, hp)
         torch.manual_seed(5)
         update(b, n_updates=1)
-        critics[gamma] = flat(ac.q1)
-    assert torch.equal(critics["auto"], critics[0.98])
-    assert not torch.equal(critics["auto"], critics[0.99])
+        critics[name] = flat(ac.q1)
+    assert torch.equal(critics["resolved"], critics["0.98"])
+    assert not torch.equal(critics["resolved"], critics["0.99"])

@@ -50,13 +50,14 @@ def test_every_reader_takes_the_table():
 
 def test_each_run_suffix_is_what_td3_py_names_the_run():
     import td3
-    from cli import default_exp_name
+    from run.door import exp_name
     for name, v in variants.TABLE.items():
         if v.kind in ("td3", "ablation"):
             hp = td3.Hyperparameters(twin="--no_twin" not in v.options,
                                      policy_delay=1 if "--no_delay" in v.options else 2,
                                      target_noise=0.0 if "--no_smoothing" in v.options else 0.2)
-            assert default_exp_name("E-v0", hp) == "-".join(x for x in ("td3-E-v0", variants.run_suffix(name)) if x)
+            assert exp_name("E-v0", hp, td3.Hyperparameters.TRICKS) == \
+                "-".join(x for x in ("td3-E-v0", variants.run_suffix(name)) if x)
 
 
 def test_every_swap_in_the_table_exists_and_every_switch_of_the_port_is_a_variant():

@@ -1,5 +1,5 @@
 """How a TD3 run is judged: its test episodes, the confirmation, which actor, what best.pt
-keeps and when the run stops. This file decides; runs.py writes the files.
+keeps and when the run stops. This file decides; the run directory writes the files (run/door.py).
 
 Each epoch ends with ``num_test_episodes`` noise-free episodes of the live actor, played by
 td3.py in the run's test env (``test_agent``, which also logs trick 1's overestimation check);
@@ -104,16 +104,17 @@ class Judge:
         self.best_return, self.epochs_at_goal = state["best_return"], state["epochs_at_goal"]
         self.solved = dict(state.get("solved", NOT_SOLVED))  # older checkpoints: none solved
 
-    def epoch(self, epoch, seeds, logger, env_fn, actors):
-        """Judge an epoch after the live actor's test from reset ``seeds`` (its returns in
-        ``logger``, which gets the new columns too): the averaged actor's test from the same
-        seeds, then the confirmations ``to_confirm`` asks for, each batch in a fresh env from
-        ``env_fn`` (``actors``: actor -> what it acts with, ``.act(obs)``). Returns (test
+    def epoch(self, epoch, seeds, live_return, logger, env_fn, actors):
+        """Judge an epoch after the live actor's test from reset ``seeds`` (its mean return
+        ``live_return``; ``logger`` gets the new columns): the averaged actor's test from the
+        same seeds, then the confirmations ``to_confirm`` asks for, each batch in a fresh env
+        from ``env_fn`` (``actors``: actor -> what it acts with, ``.act(obs)``). Returns (test
         returns, confirmed)."""
-        c = self.config
+        c, returns = self.config, dict(live=float(live_return))
         if "averaged" in self.actors:
-            logger.store(TargTestEpRet=mean_return(env_fn, actors["averaged"].act, seeds, c["max_ep_len"]))
-        returns = {a: float(np.mean(logger.epoch_dict[TEST_COLUMN[a]])) for a in self.actors}
+            returns["averaged"] = mean_return(env_fn, actors["averaged"].act, seeds, c["max_ep_len"])
+            logger.store(TargTestEpRet=returns["averaged"])
+        returns = {a: returns[a] for a in self.actors}
         more = confirm_seeds(c["seed"], epoch, c["confirm_episodes"])
         confirmed = {a: mean_return(env_fn, actors[a].act, more, c["max_ep_len"])
                      for a in self.to_confirm(returns)}

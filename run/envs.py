@@ -2,15 +2,14 @@
 rebuilding a run's env from what its config.json records (id, arguments, entry point).
 
 Gymnasium is imported inside the functions, so that plot.py and diagnose.py start without it.
-Nothing here knows TD3's settings.
+Nothing here knows TD3's settings or reads a file.
 """
 import contextlib
 import difflib
 import importlib
 import inspect
-from dataclasses import replace
 
-from cli import UserError, read_config
+from run.errors import UserError
 
 
 # The newest mujoco that loads every Gymnasium v5 task without a deprecation warning and
@@ -48,17 +47,6 @@ def check_env(env):
                         f"TD3 needs continuous (Box) actions")
     if len(env.observation_space.shape or ()) != 1:
         raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
-
-
-def env_settings(settings, env, general, per_env):
-    """Check the env, then fill in the settings left at "auto": the env's value in ``per_env``
-    (found however the env was made: ``env_key``), else the one in ``general``; and an episode
-    limit not given: the env spec's (1600 for BipedalWalker-v3), or 1000 if it has none."""
-    check_env(env)
-    defaults = {**general, **per_env.get(env_key(env, per_env), {})}
-    auto = {k: v for k, v in defaults.items() if getattr(settings, k) == "auto"}
-    limit = settings.max_ep_len or (env.spec and env.spec.max_episode_steps) or 1000
-    return replace(settings, **auto, max_ep_len=limit)
 
 
 def env_key(env, known):
@@ -107,11 +95,11 @@ def env_arguments(env):
     return kwargs, [w.name for w in spec.additional_wrappers]
 
 
-def rebuild_env(run, **extra):
-    """An ``env_fn`` that makes the env a run's config.json records (its id and arguments;
-    ``extra``: e.g. render_mode), or a UserError saying why a command line can't: then only
-    the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)."""
-    config = read_config(run)
+def rebuild_env(config, run, **extra):
+    """An ``env_fn`` that makes the env a run's ``config`` (its config.json) records: its id
+    and arguments (``extra``: e.g. render_mode), or a UserError saying why a command line
+    can't rebuild it: then only the Python code that made it can (td3(env_fn, resume=True,
+    ...) resumes it). ``run`` names the run directory in the message."""
     how = "only the Python code that made it can (td3(env_fn, resume=True, ...) resumes it)"
     if config.get("env_wrappers"):
         raise UserError(f"{run}'s env was wrapped in Python ({', '.join(config['env_wrappers'])}), "
