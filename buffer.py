@@ -17,7 +17,6 @@ class ReplayBuffer:
     """A FIFO store of (o, a, r, o2, d) transitions of fixed capacity ``size``."""
 
     def __init__(self, obs_dim, act_dim, size, device="cpu", seed=None):
-        check_fits(self.nbytes(obs_dim, act_dim, size), f"a replay buffer of {size:,} transitions")
         self.obs_buf = np.zeros((size, obs_dim), dtype=np.float32)
         self.obs2_buf = np.zeros((size, obs_dim), dtype=np.float32)
         self.act_buf = np.zeros((size, act_dim), dtype=np.float32)
@@ -80,17 +79,3 @@ class ReplayBuffer:
             getattr(self, name + "_buf")[:n] = state[name].numpy()
         self.ptr, self.size = state["ptr"], n
         self.rng.bit_generator.state = state["rng"]
-
-
-def check_fits(nbytes, what):
-    """A MemoryError, in one line, for arrays that would not fit in the memory available now:
-    numpy reserves zeros without touching them, so too large a buffer would otherwise fail
-    only hours later, when it fills."""
-    try:
-        with open("/proc/meminfo") as f:
-            avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable"))
-    except (OSError, StopIteration):  # not Linux: not checked
-        return
-    if nbytes > 0.8 * avail:
-        raise MemoryError(f"{what} needs {nbytes / 1e9:.1f} GB but only {avail / 1e9:.1f} GB is "
-                          f"available; lower replay_size")

@@ -56,6 +56,10 @@ class Actor(nn.Module):
     def forward(self, obs):
         return self.act_scale * self.net(obs) + self.act_bias
 
+    def bounds(self):
+        """The action bounds and half-range, (low, high, scale), as numpy arrays."""
+        return tuple(x.cpu().numpy() for x in (self.act_low, self.act_high, self.act_scale))
+
 
 class QFunction(nn.Module):
     """Q(s, a) -> shape (B,). The squeeze is the point: see the module docstring."""

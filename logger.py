@@ -15,10 +15,8 @@ epoch are converted with torch only when the row is made, so plot.py can read
 ``progress.txt`` through ``read_progress`` without loading torch.
 """
 import contextlib
-import errno
 import json
 import os
-import shutil
 
 import numpy as np
 
@@ -36,14 +34,9 @@ def is_temp_file(name, of):
     return bool(sep and stem in of and pid.isdigit())
 
 
-class DiskFull(OSError):
-    """The disk filled while a file was written; the file as it was is kept, the temp removed."""
-
-
 def atomic_write(path, write_fn, mode="w"):
-    """Write ``path`` by calling ``write_fn(f)`` on a temp file, then ``os.replace``. A write
-    that fails removes its temp file; a full disk (some serializers say so only in their
-    message) is a DiskFull naming the file, about how much it needs and what is free."""
+    """Write ``path`` by calling ``write_fn(f)`` on a temp file, then ``os.replace``: a kill at
+    any moment leaves the old file or the new one. A write that fails removes its temp file."""
     tmp = f"{path}{TEMP_SUFFIX}{os.getpid()}"
     try:
         with open(tmp, mode) as f:
@@ -51,19 +44,9 @@ def atomic_write(path, write_fn, mode="w"):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException as e:
-        written = os.path.getsize(tmp) if os.path.exists(tmp) else 0
+    except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
-        chain = [e]  # a serializer may raise its own error, with the OSError as context
-        while chain[-1].__context__ is not None and len(chain) < 10:
-            chain.append(chain[-1].__context__)
-        if any(getattr(x, "errno", None) == errno.ENOSPC or "No space left on device" in str(x)
-               for x in chain):
-            need = max(written, os.path.getsize(path) if os.path.exists(path) else 0)
-            free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
-            raise DiskFull(errno.ENOSPC, f"no space left on the disk for {path}: it needs about "
-                           f"{need / 1e6:.1f} MB, {free / 1e6:.1f} MB are free") from None
         raise
 
 

@@ -125,10 +125,9 @@ def planned(argv):
     settings checked and resolved, its config and directory; nothing is written."""
     settings = command_line(argv, td3.Hyperparameters, td3.SWAP_POINTS)
     swaps = {k: settings.pop(k, fn) for k, fn in td3.SWAP_POINTS.items()}
-    env_fn, ac_kwargs, logger_kwargs, threads = (
-        settings.pop(k) for k in ("env_fn", "ac_kwargs", "logger_kwargs", "threads"))
+    env_fn, ac_kwargs, logger_kwargs = (settings.pop(k) for k in ("env_fn", "ac_kwargs", "logger_kwargs"))
     return Run(env_fn, td3.Hyperparameters, settings, core.MLPActorCritic, ac_kwargs, swaps,
-               logger_kwargs=logger_kwargs, resume=settings.pop("resume", False), threads=threads)
+               logger_kwargs=logger_kwargs, resume=settings.pop("resume", False))
 
 
 def check_run_dir(run):

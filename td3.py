@@ -16,9 +16,8 @@ Networks and TD3 math: core.py; replay buffer: buffer.py; epoch table: logger.py
 machinery (its directory, checkpoints and exact resume, judging, the command line) sits in the
 run package, which td3() meets as one ``Run``: the lines marked ``# run``.
 """
-import copy
+from copy import deepcopy
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import torch
@@ -45,8 +44,8 @@ ENV_DEFAULTS = {"BipedalWalker-v3": dict(reward_floor=-10.0, stop_return=300.0),
 class Hyperparameters:
     """TD3's settings; td3(**kwargs) and the command line also take the run's own (how it is
     judged and saved: run/config.py's RunSettings). ``python td3.py -h`` lists them all."""
-    AUTO: ClassVar = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, per env
-    TRICKS: ClassVar = ("twin", "policy_delay", "target_noise")  # a run is named by those off
+    AUTO = (GENERAL_DEFAULTS, ENV_DEFAULTS)  # what "auto" means, per env (not a field)
+    TRICKS = ("twin", "policy_delay", "target_noise")  # a run is named by those it turned off
     # TD3's own settings: the algorithm, its three tricks and its exploration
     gamma: "float | str" = setting("auto", "in (0, 1] or auto", "discount, measured per env "
                                    "(docs/defaults.md)")
@@ -120,13 +119,12 @@ def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
     "auto" left; settings_for(env) gives them for an env). Returns ``(update, pi_optimizer,
     q_optimizer)``; ``update`` returns True when it also moved the actor and the targets.
     """
-    # A list, not an iterator: Spinning Up chained the two critics' parameters with
-    # itertools.chain, the optimizer used the iterator up, and its "freeze the critic
-    # during the actor step" loop then froze nothing.
-    q_params = list(ac.q1.parameters()) + list(ac.q2.parameters())
     # Fused Adam: the same math as Adam, one kernel per tensor group (faster, bench_update.py).
+    # The critics' parameters as a list: Spinning Up chained them with itertools.chain, and
+    # its "freeze the critic during the actor step" loop then found the iterator used up.
     pi_optimizer = torch.optim.Adam(ac.pi.parameters(), lr=hp.pi_lr, fused=True)
-    q_optimizer = torch.optim.Adam(q_params, lr=hp.q_lr, fused=True)
+    q_optimizer = torch.optim.Adam([*ac.q1.parameters(), *ac.q2.parameters()], lr=hp.q_lr,
+                                   fused=True)
 
     def compute_loss_q(data):
         o, a, r, o2, d = data["obs"], data["act"], data["rew"], data["obs2"], data["done"]
@@ -151,8 +149,10 @@ def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
         q_optimizer.step()
         if logger is not None:
             # Detached tensors, converted once per epoch by the logger: no per-update sync.
-            logger.store(LossQ=loss_q.detach(), Q1Vals=q1.detach(),
-                         Q2Vals=(q2 if hp.twin else torch.full_like(q1, float("nan"))).detach())
+            # (A single critic logs no Q2Vals: its columns read NaN.)
+            logger.store(LossQ=loss_q.detach(), Q1Vals=q1.detach())
+            if hp.twin:
+                logger.store(Q2Vals=q2.detach())
 
         # -------------------------------------------------------------------------------
         # Trick 2: Delayed policy updates
@@ -166,14 +166,12 @@ def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
         if n_updates % hp.policy_delay != 0:
             return False
         # Freeze the critics: the actor loss needs gradients only for pi's weights.
-        for p in q_params:
-            p.requires_grad_(False)
+        ac.q1.requires_grad_(False), ac.q2.requires_grad_(False)
         pi_optimizer.zero_grad(set_to_none=True)
         loss_pi = compute_loss_pi(data)
         loss_pi.backward()
         pi_optimizer.step()
-        for p in q_params:
-            p.requires_grad_(True)
+        ac.q1.requires_grad_(True), ac.q2.requires_grad_(True)
         with torch.no_grad():
             core.polyak_update(ac.parameters(), ac_targ.parameters(), hp.polyak)
         if logger is not None:
@@ -191,8 +189,8 @@ class LoopState:  # the training loop's counters; a checkpoint holds them
 
 
 def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwargs=dict(),
-        resume=False, threads=None, critic_loss=critic_loss,
-        target_action=core.smoothed_target_action, done_flag=done_flag, **settings):
+        resume=False, critic_loss=critic_loss, target_action=core.smoothed_target_action,
+        done_flag=done_flag, **settings):
     """Train a TD3 agent; writes a run directory and returns the actor-critic.
 
     Args:
@@ -207,11 +205,10 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             command line; ``quiet``), and ``progress=False`` to turn off the live progress line.
         resume (bool): continue the run in ``output_dir`` from its ``ckpt.pt`` (one that
             cannot have written a checkpoint yet starts again, keeping its files).
-        threads (int): torch's CPU threads; None: at most 2, and 1 while another process
-            keeps a core busy (docs/speed.md); a resumed run keeps its own.
         critic_loss, target_action, done_flag: the swap points, pieces a notebook may replace
             with a port's mistaken version; config.json records the names of the ones used.
-        settings: Hyperparameters' fields (above) and the run's RunSettings, by name.
+        settings: Hyperparameters' fields (above) and the run's own (run/config.py's
+            RunSettings: how it is judged and saved, torch's threads), by name.
 
     Reading and editing it: the lines marked ``# run`` are the run's plumbing; every other
     line is TD3 and may be edited to try an idea. One rule keeps exact resume: state the loop
@@ -222,23 +219,22 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     # run: every setting checked and each "auto" filled in for this env, once; nothing written
     run = Run(env_fn, Hyperparameters, settings, actor_critic, ac_kwargs, logger_kwargs=logger_kwargs,
               swaps=dict(critic_loss=critic_loss, target_action=target_action,
-                         done_flag=done_flag), resume=resume, threads=threads)
+                         done_flag=done_flag), resume=resume)
     hp, logger, (env, test_env) = run.hp, run.logger, run.envs  # run: envs a resume can replay
 
     torch.manual_seed(hp.seed)
     rng = np.random.default_rng(hp.seed)  # exploration noise, random actions, env reset seeds
     ac = actor_critic(env.observation_space, env.action_space, **ac_kwargs).to(hp.device)
-    ac_targ = copy.deepcopy(ac).requires_grad_(False)  # only Polyak averaging moves the targets
-    act_low, act_high, act_scale = (x.cpu().numpy() for x in (ac.pi.act_low, ac.pi.act_high,
-                                                              ac.pi.act_scale))  # the env's Box
-    act_dim = act_low.size
+    ac_targ = deepcopy(ac).requires_grad_(False)  # only Polyak averaging moves the targets
+    act_low, act_high, act_scale = ac.pi.bounds()  # the env's Box, as numpy arrays
+    act_dim = env.action_space.shape[0]
     replay_buffer = ReplayBuffer(env.observation_space.shape[0], act_dim, hp.replay_size,
                                  device=hp.device, seed=hp.seed)
     update, pi_optimizer, q_optimizer = build_update(ac, ac_targ, hp, logger, critic_loss,
                                                      target_action)
 
     def get_action(o, noise_scale, eps=None):  # eps: this step's noise, N(0, 1) unless given
-        eps = rng.standard_normal(act_dim) if eps is None else eps
+        eps = rng.standard_normal(act_dim) if eps is None else eps  # drawn at a test step too
         return np.clip(ac.act(o) + noise_scale * act_scale * eps, act_low, act_high).astype(np.float32)
 
     def train_reward(r):
@@ -249,11 +245,11 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     # A resumed run gets every network, optimizer, the buffer, both RNGs, the counters and
     # the episode in progress back (a Box2D world's past replayed); a new one resets its env.
-    loop, episode = run.start(LoopState(), rng, dict(live=ac, averaged=ac_targ),  # run
-                              ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ, pi_optimizer=pi_optimizer,
-                              q_optimizer=q_optimizer, buffer=replay_buffer)
-    o, ep_ret, ep_len = episode or (env.reset(seed=reset_seed())[0], 0.0, 0)
-    last_return = None
+    loop = LoopState()
+    o, ep_ret, ep_len = run.start(  # run
+        loop, rng, dict(live=ac, averaged=ac_targ), ("LossQ", "LossPi"), ac=ac, ac_targ=ac_targ,
+        pi_optimizer=pi_optimizer, q_optimizer=q_optimizer, buffer=replay_buffer,
+    ) or (env.reset(seed=reset_seed())[0], 0.0, 0)
     with run:  # run: from here on, Ctrl-C writes a checkpoint and stops cleanly
         while loop.t < hp.steps_per_epoch * hp.epochs and not run.stopped:  # run: solved stops
             # Uniform random actions first, for broad early data; then the policy plus noise,
@@ -272,7 +268,6 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             loop.t += 1
             if terminated or truncated:
                 logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # floats: ckpt.pt loads weights_only
-                last_return = ep_ret
                 (o, _), ep_ret, ep_len = env.reset(seed=reset_seed()), 0.0, 0
 
             if loop.t >= hp.update_after and loop.t % hp.update_every == 0:
@@ -287,8 +282,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
                                    train_reward, logger)  # the live actor's noise-free episodes
                 log_epoch(logger, loop)
                 run.end_epoch(loop, seeds)  # run: judging, Time, the row; best.pt, ckpt.pt
-            run.after_step(loop.t, last_return, warm_up=loop.t < hp.start_steps,  # run: the
-                           updating=loop.t >= hp.update_after)  # progress line; Ctrl-C stops
+            run.after_step(loop.t, warm_up=loop.t < hp.start_steps,  # run: the progress line;
+                           updating=loop.t >= hp.update_after)  # after Ctrl-C, a checkpoint
     return ac
 
 

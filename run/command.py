@@ -25,17 +25,15 @@ MAY_CHANGE = "only " + ", ".join(f"--{o}" for o in RESUME_MAY_CHANGE) + " may ch
 @dataclass(frozen=True)
 class CommandLineOnly:
     """Options of td3.py's command line that are not settings: the network's shape (td3()
-    takes ac_kwargs) and torch's threads (td3() takes threads)."""
+    takes it as ac_kwargs)."""
     hid: int = setting(256, "int >= 1", "units per hidden layer")
     l: int = setting(2, "int >= 1", "number of hidden layers")
-    threads: "int | None" = setting(None, "threads", "torch CPU threads; None: at most 2, and 1 "
-                                    "while another process keeps a core busy (docs/speed.md)")
 
 
 def command_line(argv, settings_class, swap_points):
     """td3()'s keyword arguments for ``python td3.py *argv`` (``settings_class``:
     td3.Hyperparameters; ``swap_points``: name -> td3.py's function): ``env_fn``, the settings
-    given, the swap points, ``ac_kwargs``, ``logger_kwargs``, ``threads`` and ``resume``."""
+    given, the swap points, ``ac_kwargs``, ``logger_kwargs`` and ``resume``."""
     classes = (settings_class, RunSettings)
     parser = td3_parser(classes, settings_class.AUTO, swap_points)
     args = vars(parser.parse_args(argv))
@@ -50,7 +48,7 @@ def command_line(argv, settings_class, swap_points):
     env_fn = make_env(args.pop("env"))
     logger_kwargs.update({k: args.pop(k) for k in ("exp_name", "data_dir") if k in args})
     swaps = {k: load_function(args.pop(k)) for k in swap_points if k in args}
-    return dict(args, **swaps, env_fn=env_fn, threads=extra.threads, logger_kwargs=logger_kwargs,
+    return dict(args, **swaps, env_fn=env_fn, logger_kwargs=logger_kwargs,
                 ac_kwargs=dict(hidden_sizes=(extra.hid,) * extra.l))
 
 
@@ -115,7 +113,7 @@ def resumed(args, argv, parser, classes, swap_points, given, logger_kwargs):
     swaps = {k: load_function(run_had[k]) for k in swap_points}
     exp_name = config.get("exp_name") or os.path.basename(os.path.dirname(os.path.abspath(output_dir)))
     return dict(settings, **swaps, env_fn=rebuild_env(config, output_dir), resume=True,
-                threads=given.get("threads"), ac_kwargs=dict(config["ac_kwargs"], hidden_sizes=tuple(sizes)),
+                ac_kwargs=dict(config["ac_kwargs"], hidden_sizes=tuple(sizes)),
                 logger_kwargs=dict(logger_kwargs, output_dir=output_dir, exp_name=exp_name))
 
 

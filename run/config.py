@@ -16,7 +16,8 @@ from run.settings import check, setting
 @dataclass(frozen=True)
 class RunSettings:
     """The run's own settings: td3(**kwargs) and the command line take them beside td3.py's
-    Hyperparameters, and config.json records both (run/judging.py says how a run is judged)."""
+    Hyperparameters, and config.json records both (run/judging.py says how a run is judged;
+    a resumed run keeps its thread count, config.json's torch_threads, unless given)."""
     save_freq: int = setting(1, "int >= 1", "write ckpt.pt every this many epochs")
     stop_return: "float | None | str" = setting("auto", "number, None or auto", "solved at this "
                                                 "test return (None: never)")
@@ -29,6 +30,8 @@ class RunSettings:
                                                           "averaged (ac_targ.pi)")
     compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
                                                            "the same reset seeds")
+    threads: "int | None" = setting(None, "threads", "torch CPU threads; None: at most 2, and 1 "
+                                    "while another process keeps a core busy (docs/speed.md)")
 
 
 def resolve(settings_class, given, env):

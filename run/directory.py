@@ -13,14 +13,16 @@ loses nothing and runs nothing. torch is imported only to read or write a checkp
 that plot.py and diagnose.py read config.json through this file without it.
 """
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import pickle
 import shlex
+import shutil
 import sys
 
-from logger import DiskFull, atomic_write, is_temp_file, read_progress
+from logger import atomic_write, is_temp_file, read_progress
 from run.errors import UserError
 from run.settings import made_with
 
@@ -123,10 +125,36 @@ def read_config(run_dir, required=True):
 # ------------------------------------------------------------------------------------------
 # Checkpoints
 # ------------------------------------------------------------------------------------------
+class DiskFull(OSError):
+    """The disk filled while a checkpoint was written; the file as it was is kept."""
+
+
 def save_checkpoint(state, path):
-    """``torch.save`` a dict of tensors and plain values, atomically."""
+    """``torch.save`` a dict of tensors and plain values, atomically; a full disk is a
+    DiskFull naming the file, about how much it needs and what is free."""
     import torch  # here, not at the top: plot.py and diagnose.py read config.json without it
-    atomic_write(path, lambda f: torch.save(state, f), mode="wb")
+    try:
+        atomic_write(path, lambda f: torch.save(state, f), mode="wb")
+    except Exception as e:
+        chain = [e]  # torch's serializer raises its own error, with the OSError as context
+        while chain[-1].__context__ is not None and len(chain) < 10:
+            chain.append(chain[-1].__context__)
+        if not any(getattr(x, "errno", None) == errno.ENOSPC or "No space left on device" in str(x)
+                   for x in chain):
+            raise
+        need = max(nbytes(state), os.path.getsize(path) if os.path.exists(path) else 0)
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+        raise DiskFull(errno.ENOSPC, f"no space left on the disk for {path}: it needs about "
+                       f"{need / 1e6:.1f} MB, {free / 1e6:.1f} MB are free") from None
+
+
+def nbytes(state):
+    """The bytes of the tensors in a checkpoint's (nested) state: about its size on disk."""
+    if isinstance(state, dict):
+        return sum(nbytes(v) for v in state.values())
+    if isinstance(state, (list, tuple)):
+        return sum(nbytes(v) for v in state)
+    return state.numel() * state.element_size() if hasattr(state, "element_size") else 0
 
 
 def load_checkpoint(path, map_location="cpu"):

@@ -3,13 +3,13 @@ and the five functions td3.py takes from the package (re-exported here, below).
 
     run = Run(env_fn, Hyperparameters, settings, ...)   # settings checked, "auto" filled in
     hp, logger, (env, test_env) = run.hp, run.logger, run.envs
-    loop, episode = run.start(loop, rng, judged, losses, ac=ac, ...)   # new, or put back
+    o, ep_ret, ep_len = run.start(loop, rng, judged, losses, ac=ac, ...) or env.reset(...)
     with run:                                            # Ctrl-C now asks for a clean stop
         while ... and not run.stopped:
             ...
             run.check_finite(epoch)                      # before the epoch's test
             run.end_epoch(loop, seeds)                   # judging, the row, best.pt, ckpt.pt
-            run.after_step(t, last_return, ...)          # the progress line, Ctrl-C
+            run.after_step(t, warm_up, updating)         # the progress line, Ctrl-C
 
 Behind it, one file per job: the settings (config.py, settings.py), the run directory
 (directory.py), exact resume (resume.py), judging (judging.py), envs (envs.py), the machine
@@ -28,7 +28,7 @@ from run.directory import (DATA_DIR, IDENTITY, RunDirectory, check_complete, hol
                            read_config, run_dir)
 from run.errors import Interrupted, UserError, run_main  # noqa: F401  run_main: td3.py's __main__
 from run.judging import Judge, play  # noqa: F401  play: one episode, as every test plays it
-from run.machine import default_threads, run_metadata
+from run.machine import check_fits, default_threads, run_metadata
 from run.progress import CtrlC, ProgressLine, format_seconds
 from run.resume import ReplayableEnv, TrainingState
 from run.settings import setting  # noqa: F401  a field of td3.py's settings table
@@ -39,11 +39,11 @@ class Run:
     and progress line. ``settings``: td3()'s keyword arguments, for ``settings_class``
     (td3.Hyperparameters, whose ``TRICKS`` name the run) and RunSettings; ``swaps``: the
     swap points, by name in config.json; ``logger_kwargs``: EpochLogger's, plus ``data_dir``
-    and ``progress`` (False: no live progress line); ``threads``: torch's CPU threads (None:
-    docs/speed.md's rule; a resume keeps its run's). Nothing is written here."""
+    and ``progress`` (False: no live progress line). Sets torch's CPU threads (a resume keeps
+    its run's, unless given). Nothing is written here."""
 
     def __init__(self, env_fn, settings_class, settings, actor_critic, ac_kwargs, swaps,
-                 logger_kwargs=dict(), resume=False, threads=None):
+                 logger_kwargs=dict(), resume=False):
         self.envs = ReplayableEnv(env_fn()), ReplayableEnv(env_fn())
         self.env_fn, self.resume = env_fn, resume
         self.hp, run = resolve(settings_class, settings, self.envs[0])
@@ -54,6 +54,7 @@ class Run:
         data_dir = kwargs.pop("data_dir", None) or DATA_DIR
         self.output_dir = kwargs.setdefault("output_dir",
                                             run_dir(data_dir, kwargs["exp_name"], self.hp.seed))
+        threads = run.threads
         if threads is None and resume and os.path.isdir(self.output_dir):
             threads = read_config(self.output_dir).get("torch_threads")  # determinism
         torch.set_num_threads(threads or default_threads())
@@ -64,13 +65,14 @@ class Run:
         self.total_steps = self.hp.steps_per_epoch * self.hp.epochs
 
     def start(self, loop, rng, judged, losses, **parts):
-        """Take the run directory and begin: a new run writes config.json and returns
-        (``loop``, None), and td3() resets its env; a resumed one gets everything back and
-        returns the counters and (obs, episode return, episode length) of its episode in
-        progress. ``judged``: actor -> the actor-critic it acts with (best.pt keeps it);
+        """Take the run directory and begin: a new run writes config.json and returns None,
+        and td3() resets its env; a resumed one gets everything back (``loop``, the training
+        loop's counters, too) and returns (obs, episode return, episode length) of its episode
+        in progress. ``judged``: actor -> the actor-critic it acts with (best.pt keeps it);
         ``losses``: the logged values that must stay finite; ``parts``: what a checkpoint
         holds (networks, optimizers, the buffer; one with ``describe()`` is named when the
         run starts)."""
+        check_fits(parts)  # a replay buffer numpy reserved must fit once it fills
         self.lock = hold_run_dir(self.output_dir)  # before any check: one process per directory
         try:
             self.dir = RunDirectory(self.output_dir, self.config, self.resume, self.settings_classes)
@@ -111,7 +113,7 @@ class Run:
             sizes = [p.describe() for p in parts.values() if hasattr(p, "describe")]
             print("; ".join(sizes + [f"{'resuming at' if ckpt else 'starting'} env step {loop.t:,} "
                                      f"of {self.total_steps:,}; device {self.hp.device}"]), flush=True)
-        return loop, episode
+        return episode
 
     def restore(self, ckpt):
         """A resumed run's state put back, and a line where its numbers part from an
@@ -148,11 +150,12 @@ class Run:
         """Whether the run is solved and stops early (run/judging.py)."""
         return self.judge.stopped
 
-    def after_step(self, t, last_return, warm_up, updating):
+    def after_step(self, t, warm_up, updating):
         """After each env step: the live progress line (redrawn at most twice a second,
         ~100 ns otherwise; ``warm_up`` while the actions are random, ``updating`` once the
         networks train), then, after Ctrl-C, a checkpoint and Interrupted."""
-        self.progress.update(t, "random warm-up" if warm_up else "learning", last_return, updating)
+        self.progress.update(t, "random warm-up" if warm_up else "learning",
+                             self.envs[0].last_return, updating)
         if self._ctrl_c.requested:
             self.check_finite(self.loop.epoch + 1)  # never a checkpoint of NaN weights
             self.checkpoint()

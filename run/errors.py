@@ -26,9 +26,9 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def run_main(main):
-    """Run a script's ``main()`` and exit with what it returns: UserError (and a MemoryError
-    the script raised for a size asked for) is one line and exit 2, Ctrl-C exit 130 (after a
-    checkpoint, Interrupted's message says where it is).
+    """Run a script's ``main()`` and exit with what it returns: UserError (and numpy's
+    MemoryError for an array larger than the machine, a size asked for) is one line and exit
+    2, Ctrl-C exit 130 (after a checkpoint, Interrupted's message says where it is).
 
     Ctrl-C is taken whatever the script inherited: a command started in the background of
     a shell script (``cmd &``), and everything it starts, inherits SIGINT ignored, and

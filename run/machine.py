@@ -9,6 +9,7 @@ import platform
 import subprocess
 import time
 
+import numpy as np
 import torch
 
 from run.errors import UserError
@@ -103,3 +104,19 @@ def git_commit():
     if head.returncode or status.returncode:
         return None
     return dict(commit=head.stdout.strip(), uncommitted_changes=bool(status.stdout.strip()))
+
+
+def check_fits(parts):
+    """Refuse, in one line, a part (``parts``: name -> object) whose numpy arrays would not fit
+    in the memory available now: numpy reserves a replay buffer's zeros without touching
+    them, so it would otherwise fail only hours later, when it fills."""
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable"))
+    except (OSError, StopIteration):  # not Linux: not checked
+        return
+    for name, part in parts.items():
+        need = sum(v.nbytes for v in vars(part).values() if isinstance(v, np.ndarray))
+        if need > 0.8 * avail:
+            raise UserError(f"the {name} needs {need / 1e9:.1f} GB but only {avail / 1e9:.1f} GB "
+                            f"is available; make it smaller")

@@ -92,6 +92,7 @@ class ReplayableEnv:
 
     def __init__(self, env):
         self.env, self.seed, self.actions = env, None, []
+        self.ep_ret, self.last_return = 0.0, None  # for the progress line: the last episode's
         self.keeps_past = remembers_past(env)
         self.past_seeds, self.past_actions = [], []  # finished episodes, oldest first
         self.n_past = 0                              # their env steps
@@ -104,12 +105,16 @@ class ReplayableEnv:
             self.past_seeds.append(self.seed)
             self.past_actions.append(self._array(self.actions))
             self.n_past += len(self.actions)
-        self.seed, self.actions = seed, []
+        if self.actions:
+            self.last_return = self.ep_ret
+        self.seed, self.actions, self.ep_ret = seed, [], 0.0
         return self.env.reset(seed=seed)
 
     def step(self, a):
         self.actions.append(a)
-        return self.env.step(a)
+        out = self.env.step(a)
+        self.ep_ret += out[1]
+        return out
 
     def _array(self, actions):  # (steps, act_dim) float32, also for no step
         return np.asarray(actions, np.float32).reshape(-1, self.env.action_space.shape[0])

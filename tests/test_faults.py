@@ -217,9 +217,17 @@ def test_corrupt_or_foreign_files_get_one_line_and_change_nothing(tmp_path, refe
 def test_replay_buffer_size_is_stated_and_checked(tmp_path):
     code, out, err = run_cli(*ARGS, "--epochs", 1, "--data_dir", tmp_path, "--exp_name", "m")
     assert code == 0 and "replay buffer: 10,000 x 9 floats = 0 MB" in out
+    # Larger than the machine: numpy refuses at once, one line, nothing written.
     code, out, err = run_cli(*ARGS, "--replay_size", 10**12, "--data_dir", tmp_path, "--exp_name", "m2")
-    assert code == 2 and "needs 36000.0 GB" in err and "lower replay_size" in err
-    assert not (tmp_path / "m2").exists() or not os.listdir(tmp_path / "m2")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Unable to allocate" in err, err
+    assert not (tmp_path / "m2").exists()
+    # Reserved by numpy but larger than the memory available: refused before the run starts.
+    avail = next(int(ln.split()[1]) * 1024 for ln in open("/proc/meminfo") if ln.startswith("MemAvailable"))
+    code, out, err = run_cli(*ARGS, "--replay_size", int(avail / 36 * 0.9), "--data_dir", tmp_path,
+                             "--exp_name", "m3")
+    assert code == 2 and re.match(r"error: the buffer needs [\d.]+ GB but only [\d.]+ GB is "
+                                  r"available; make it smaller$", err.strip()), err
+    assert not (tmp_path / "m3").exists()
 
 
 # BipedalWalker-v3, small and quick: a Box2D world remembers its past episodes, so its

@@ -24,7 +24,7 @@ BAD = dict(seed=-1, steps_per_epoch=0, epochs=0, replay_size=0, gamma=1.5, polya
            update_every=0, act_noise=-0.1, target_noise=-0.2, noise_clip=-0.5,
            noise="white", policy_delay=0, twin="maybe", reward_floor="abc", num_test_episodes=0,
            max_ep_len=0, stop_return="nan", confirm_episodes=-1, stop_epochs=0, early_stop="no",
-           test_actor="best", compare_actors="yes", save_freq=0, device="tpu")
+           test_actor="best", compare_actors="yes", save_freq=0, device="tpu", threads=0)
 
 
 def test_every_setting_has_a_bad_value_here():
