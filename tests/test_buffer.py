@@ -1,6 +1,5 @@
 """ReplayBuffer: ring wrap-around, uniform sampling of the filled part, dtypes, its state for a checkpoint."""
 import numpy as np
-import pytest
 import torch
 
 from buffer import ReplayBuffer
