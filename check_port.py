@@ -106,12 +106,15 @@ class Reference:
             for p in self.ac_targ.parameters():
                 p.add_(0.3 * p.abs().mean() * torch.randn_like(p))
             # target actions near the bounds, so that clipping a' to them shows, where at least
-            # one dimension stays free for trick 3's noise statistics
-            bias = _linears(self.ac_targ.pi)[-1].bias
-            if bias.numel() >= 2:
-                bias[0] += 2.5
-            if bias.numel() >= 3:
-                bias[1] -= 2.5
+            # one dimension stays free for trick 3's noise statistics; with one dimension,
+            # pi'(s') spread over the batch from bound to bound instead (some rows free)
+            last = _linears(self.ac_targ.pi)[-1]
+            if last.bias.numel() == 1:
+                last.weight.mul_(8)
+            if last.bias.numel() >= 2:
+                last.bias[0] += 2.5
+            if last.bias.numel() >= 3:
+                last.bias[1] -= 2.5
         self.w0 = get_weights(self.ac, self.ac_targ)
         pi = self.ac.pi
         self.scale, self.bias = pi.act_scale, pi.act_bias
@@ -162,11 +165,44 @@ def adam_first_step(w, g, lr, eps):
     return p.detach().numpy()
 
 
-def above_noise(g, eps):
-    """The gradients whose Adam step does not hang on float noise or on epsilon: Keras adds
-    its epsilon before the bias correction, 31.6 times larger on the first step than torch's
-    form, so only gradients 100 times above that are compared."""
-    return np.abs(g) > max(1e-3 * np.abs(g).max(), 100 * eps / np.sqrt(1 - 0.999))
+# Adam's first step is lr * g / (|g| + eps) in torch's form; Keras adds its epsilon before the
+# bias correction, which is the same step with eps / sqrt(1 - beta2), 31.6 times larger. A
+# port's step is compared with both, every weight whose gradient is above float noise.
+EPS_FORMS = {"torch's": 1.0, "Keras's (epsilon before the bias correction)": 1 / np.sqrt(1 - 0.999)}
+
+
+def above_noise(g):
+    """The gradients above float noise: a thousandth of the network's largest and more."""
+    return np.abs(g) > 1e-3 * np.abs(g).max()
+
+
+def adam_steps(before, after, grads, lr, eps):
+    """How the weights moved against Adam's first step on ``grads``, in each place of epsilon:
+    {form: (largest difference in lr, weights more than 5% of lr off)}, and how many weights
+    were compared."""
+    out, n = {}, 0
+    for form, k in EPS_FORMS.items():
+        worst, far, n = 0.0, 0, 0
+        for w0, w1, g in zip(before, after, grads):
+            clear = above_noise(g)
+            d = np.abs((w1 - w0) - (adam_first_step(w0, g, lr, k * eps) - w0))[clear] / lr
+            worst, far, n = max(worst, d.max(initial=0.0)), far + int((d > 0.05).sum()), n + int(clear.sum())
+        out[form] = (worst, far)
+    return out, n
+
+
+def adam_line(rep, piece, fits, n, lr, eps, whose):
+    """PASS when the step is Adam's in one place of epsilon, on ``n`` weights; else DIFFERS."""
+    form, (worst, far) = min(fits.items(), key=lambda f: f[1][1])
+    if n == 0:
+        rep.line("NOT CHECKED", piece, "no gradient is above float noise")
+    elif far == 0:
+        rep.line("PASS", piece, f"the step is Adam's (lr {lr:g}, eps {eps:g}, {form} form) on "
+                 f"{whose} gradients: largest difference {worst:.3f} of lr over {n:,} weights")
+    else:
+        rep.line("DIFFERS", piece, f"{far:,} of {n:,} weights moved more than 5% of lr away from "
+                 f"Adam(lr {lr:g}, eps {eps:g}) on {whose} gradients (largest {worst:.2f} lr): "
+                 "check the optimizer, its learning rate and its epsilon")
 
 
 # ------------------------------------------------------------------------------------------
@@ -411,9 +447,19 @@ def settings_lines(rep, s, env):
     if s["polyak"] < 0.5:
         rep.name("polyak_as_tau", "settings", f" (polyak {s['polyak']:g}: the targets keep "
                  f"{s['polyak']:.1%} of themselves at each step; tau is 1 - polyak)")
+    # A trick switched off in the declared settings: not TD3, however the code runs it.
+    off = []
+    if trick3_off(s):
+        off += ["target_noise", "noise_clip"]
+        rep.name("no_smoothing", "settings", f" (declared target_noise {s['target_noise']:g}, "
+                 f"noise_clip {s['noise_clip']:g}: no noise on the target action)")
+    if s["policy_delay"] == 1:
+        off.append("policy_delay")
+        rep.name("no_delay", "settings", " (declared policy_delay 1: the actor and the targets "
+                 "move at every critic update)")
     differ = [f"{k} {s[k]:g} (td3.py: {getattr(mine, k):g})"
               for k in ("gamma", "pi_lr", "q_lr", "target_noise", "noise_clip", "policy_delay")
-              if not np.isclose(s[k], getattr(mine, k))]
+              if k not in off and not np.isclose(s[k], getattr(mine, k))]
     if not np.isclose(s["polyak"], mine.polyak) and s["polyak"] >= 0.5:
         differ.append(f"polyak {s['polyak']:g} (td3.py: {mine.polyak:g})")
     floor = s.get("reward_floor", "not declared")
@@ -426,7 +472,7 @@ def settings_lines(rep, s, env):
     elif differ:
         rep.line("NOTE", "settings", "differ from td3.py's defaults, and the check runs td3.py "
                  "with the port's: " + ", ".join(differ))
-    else:
+    elif not off:
         rep.line("PASS", "settings", "the same as td3.py's defaults")
     if not np.isclose(s["adam_eps"], 1e-8):
         rep.line("NOTE", "Adam", f"epsilon {s['adam_eps']:g} (torch's 1e-8): a framework's "
@@ -509,6 +555,10 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
     piece = "trick 3, target action"
     want = ref.target_action(batch["obs2"], normal).numpy()
     exact = port.takes_noise and port.has("target_action")
+    if trick3_off(ref.s) and not exact:
+        rep.line("NOT CHECKED", piece, "the declared settings add no noise (trick 3 is off, said "
+                 "above): a' is checked as pi'(s') in the critic step below")
+        return want
     if exact:
         a = port.new(ref.w0)
         got = port.array("target_action", port.call("target_action", a.target_action,
@@ -522,8 +572,11 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
                  "step below, with the same N(0, 1) draws on both sides")
         return want
     # The port draws its own noise: watch it on identical transitions, where the spread of
-    # a' over the rows is the noise itself.
-    same = {k: np.repeat(v[:1], STATS_B, axis=0) for k, v in batch.items()}
+    # a' over the rows is the noise itself: the row whose pi'(s') lies farthest from a bound.
+    pi = ref.target_action(batch["obs2"], np.zeros_like(normal)).numpy()
+    room = np.minimum(pi - ref.low.numpy(), ref.high.numpy() - pi).max(axis=1)
+    row = int(np.argmax(room))
+    same = {k: np.repeat(v[row:row + 1], STATS_B, axis=0) for k, v in batch.items()}
     got = None
     if port.has("target_action"):
         a = port.new(ref.w0)
@@ -546,10 +599,21 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
 
 
 def target_action_verdict(rep, ref, obs2, normal, got, want, piece="trick 3, target action"):
-    """The port's a' against td3.py's for the same N(0, 1) draws: a line; returns the port's."""
+    """The port's a' against td3.py's for the same N(0, 1) draws: a line (and a NOT CHECKED one
+    for each clip this batch did not make act); returns the port's."""
     if rel(got, want) < TOL:
-        rep.line("PASS", piece, "a' the same for the same N(0, 1) draws: noise per sample and "
-                 "action dimension, scaled, clipped, a' clipped to the bounds")
+        if trick3_off(ref.s):
+            rep.line("PASS", piece, "a' = pi'(s') the same (the declared settings add no noise: "
+                     "trick 3 is off, said above)")
+            return want
+        n_clip, n_bound = trick3_clips(ref, obs2, normal)
+        rep.line("PASS", piece, f"a' the same for the same N(0, 1) draws: noise per sample and "
+                 f"action dimension, scaled, clipped to +-noise_clip ({n_clip} of {normal.size} "
+                 f"draws), a' clipped to the bounds ({n_bound} of {normal.size} values)")
+        for n, what in ((n_clip, "the noise's clip: no draw of this batch reached noise_clip"),
+                        (n_bound, "the clip to the bounds: no a' of this batch reached a bound")):
+            if n == 0:
+                rep.line("NOT CHECKED", piece, what)
         return want
     cands = [(m, ref.target_action(obs2, normal, getattr(pm, m)).numpy())
              for m in TARGET_ACTION_MISTAKES]
@@ -560,6 +624,20 @@ def target_action_verdict(rep, ref, obs2, normal, got, want, piece="trick 3, tar
     else:
         rep.line("DIFFERS", piece, f"a' {sample(got)} where td3.py's is {sample(want)}")
     return got
+
+
+def trick3_off(s):
+    """Whether the declared settings add no noise to the target action."""
+    return s["target_noise"] == 0 or s["noise_clip"] == 0
+
+
+def trick3_clips(ref, obs2, normal):
+    """How many of td3.py's noise draws its clip cut, and how many a' values the bounds cut."""
+    s, scale = ref.s, ref.scale.numpy()
+    pi = ref.target_action(obs2, np.zeros_like(normal)).numpy()
+    noise = np.clip(normal * s["target_noise"], -s["noise_clip"], s["noise_clip"]) * scale
+    n_clip = int((np.abs(normal * s["target_noise"]) > s["noise_clip"]).sum())
+    return n_clip, int(((pi + noise < ref.low.numpy()) | (pi + noise > ref.high.numpy())).sum())
 
 
 def trick3_statistics(rep, piece, got, ref, same, rng, act_dim, unit):
@@ -645,22 +723,10 @@ def critic_pieces(rep, port, ref, batch, normal, a2):
     # The critics after the optimizer step: Adam's first step from the port's own gradients
     # (else td3.py's), so that this line tests the optimizer and its settings alone.
     src = grads if grads is not None and {"q1", "q2"} <= set(grads) else want
-    worst, far = 0.0, 0
-    for n in ("q1", "q2"):
-        for w0, w1, g in zip(ref.w0[n], after[n], src[n]):
-            clear = above_noise(g, eps)
-            step_want = adam_first_step(w0, g, lr, eps) - w0
-            d = np.abs((w1 - w0) - step_want)[clear] / lr
-            worst, far = max(worst, d.max(initial=0.0)), far + int((d > 0.05).sum())
-    if far == 0:
-        rep.line("PASS", "critics after Adam's step", f"the step is Adam's (lr {lr:g}) on the "
-                 f"{'port' if src is grads else 'td3.py'}'s gradients: largest difference "
-                 f"{worst:.3f} of lr, where the gradient is above float noise (this checks the "
-                 "optimizer, not the loss)")
-    else:
-        rep.line("DIFFERS", "critics after Adam's step", f"{far} weights moved more than 5% of lr "
-                 f"away from Adam(lr {lr:g}, eps {eps:g}) on the gradients (largest {worst:.2f} "
-                 "lr): check the optimizer and its learning rate")
+    fits = [adam_steps(ref.w0[n], after[n], src[n], lr, eps) for n in ("q1", "q2")]
+    merged = {f: (max(x[0][f][0] for x in fits), sum(x[0][f][1] for x in fits)) for f in EPS_FORMS}
+    adam_line(rep, "critics after Adam's step", merged, sum(x[1] for x in fits), lr, eps,
+              "the port's" if src is grads else "td3.py's")
     if step == "critic_step":
         others = [n for n in ("pi", "pi_targ", "q1_targ", "q2_targ")
                   if rel(flat(after[n]), flat(ref.w0[n])) > 0]
@@ -817,25 +883,21 @@ def check_actor(rep, port, ref, batch, before, after, grads):
         src = grads["pi"]
     else:
         src = want
+    if grads is not None:  # the gradients were judged above; now the step taken with them
+        adam_line(rep, "trick 2, the actor's Adam step", *adam_steps(before["pi"], after["pi"],
+                                                                      src, lr, eps), lr, eps, "its own")
+        return
     moved = [(w1 - w0) for w0, w1 in zip(before["pi"], after["pi"])]
     steps = [adam_first_step(w0, g, lr, eps) - w0 for w0, g in zip(before["pi"], src)]
-    clear = [above_noise(g, eps) for g in src]
+    clear = [above_noise(g) for g in src]
     agree = [np.sign(m[c]) == np.sign(s_[c]) for m, s_, c in zip(moved, steps, clear)]
     frac = float(np.mean(np.concatenate(agree))) if agree else 1.0
-    if grads is not None:  # the gradients were judged above; now the step taken with them
-        off = max(float(np.max(np.abs(m - s_)[c], initial=0.0)) for m, s_, c in zip(moved, steps, clear)) / lr
-        if off > 0.05:
-            rep.line("DIFFERS", "trick 2, the actor's Adam step", f"the actor moved up to {off:.2f} lr "
-                     f"away from Adam(lr {lr:g}) on its own gradients: check its optimizer, its "
-                     "learning rate, and that the step moves the actor")
-        else:
-            rep.line("PASS", "trick 2, the actor's Adam step", f"Adam's (lr {lr:g}) on its own "
-                     f"gradients: largest difference {off:.3f} of lr")
-        return
     if grads is None:  # no gradients reported: which way each clear weight moved
         if frac > 0.99:
-            rep.line("PASS", piece, f"the actor stepped as Adam on td3.py's gradients would "
-                     f"({frac:.1%} of the clear weights the same way): it climbs Q1(s, pi(s))")
+            rep.line("PASS", piece, f"the actor stepped the way Adam on td3.py's gradients would "
+                     f"({frac:.1%} of the clear weights): it climbs Q1(s, pi(s))")
+            adam_line(rep, "trick 2, the actor's Adam step", *adam_steps(
+                before["pi"], after["pi"], src, lr, eps), lr, eps, "td3.py's")
             return
         cands = {m: ref.actor_grads(batch, o)["pi"] for m, o in (("actor_on_min", "min"),
                                                                 ("actor_on_q2", "q2"))}
@@ -907,6 +969,9 @@ def trick2(rep, port, ref, batch, rng, act_dim):
             + ", the targets " + "".join("x" if t else "." for t in any_targ) + " (x: moved)")
     if not all(critics):
         rep.line("DIFFERS", piece, f"not every update moved both critics ({said})")
+    elif delay == 1 and pi == want and targ == want and any_targ == want:
+        rep.line("NOT CHECKED", piece, f"{said}, as declared: policy_delay 1 leaves no update "
+                 "to skip (trick 2 is off, said above)")
     elif pi == want and targ == want and any_targ == want:
         rep.line("PASS", piece, f"{said}: the actor and every target once per {delay} "
                  "critic updates, still on the others")

@@ -28,7 +28,8 @@ class Adapter:
         self.ac = core.MLPActorCritic(obs, _Space(act_low, act_high))
         self.ac_targ = copy.deepcopy(self.ac).requires_grad_(False)
         self.n_updates = 0
-        self.hp = td3.Hyperparameters(**self.settings)
+        fields = td3.Hyperparameters.__dataclass_fields__  # (adam_eps is the optimizer's)
+        self.hp = td3.Hyperparameters(**{k: v for k, v in self.settings.items() if k in fields})
 
     def nets(self):
         ac, t = self.ac, self.ac_targ

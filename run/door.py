@@ -16,6 +16,7 @@ Behind it, one file per job: the settings (config.py, settings.py), the run dire
 (machine.py), the progress line and Ctrl-C (progress.py). It knows no TD3 math: td3.py hands
 in its settings table, its networks and the names of its logged losses.
 """
+import math
 import os
 import time
 
@@ -58,6 +59,7 @@ class Run:
         if threads is None and resume and os.path.isdir(self.output_dir):
             threads = read_config(self.output_dir).get("torch_threads")  # determinism
         torch.set_num_threads(threads or default_threads())
+        self.busy = threads is None and torch.get_num_threads() < default_threads(free=math.inf)
         self.config = dict(config, logger_kwargs=kwargs, resume=resume, **run_metadata())
         self.settings_classes = (settings_class, RunSettings)
         self.logger = EpochLogger(**kwargs)
@@ -110,9 +112,11 @@ class Run:
                 if self.judge.stopped else f"to train on, resume with --epochs N, N > {loop.epoch}"),
                 flush=True)
         else:
+            n, busy = torch.get_num_threads(), " (another process keeps a core busy)" * self.busy
             sizes = [p.describe() for p in parts.values() if hasattr(p, "describe")]
             print("; ".join(sizes + [f"{'resuming at' if ckpt else 'starting'} env step {loop.t:,} "
-                                     f"of {self.total_steps:,}; device {self.hp.device}"]), flush=True)
+                                     f"of {self.total_steps:,}; device {self.hp.device}, {n} torch "
+                                     f"thread{'s' * (n > 1)}{busy}"]), flush=True)
         return episode
 
     def restore(self, ckpt):

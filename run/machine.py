@@ -41,7 +41,7 @@ def default_threads(cores=None, free=None):
     cap = min(2, int(omp) if omp.isdigit() and int(omp) >= 1 else 2, cores or usable_cores())
     if cap > 1 and free is None:
         free = free_cores()
-    return max(1, min(cap, round(free) if free is not None else cap))
+    return cap if free is None or free >= cap else max(1, min(cap, round(free)))
 
 
 def usable_cores():
@@ -52,24 +52,28 @@ def usable_cores():
         return os.cpu_count() or 1
 
 
-def free_cores(seconds=0.25):
-    """How many of the cores this process may run on other processes leave idle, measured
-    over ``seconds`` from /proc/stat (Linux); None where it cannot be read."""
+def free_cores(seconds=0.25, windows=2):
+    """How many of the cores this process may run on other processes leave idle: the most
+    over ``windows`` windows of ``seconds`` each, from /proc/stat (Linux), so that a moment's
+    work of another process (its start, its exit) does not count as a busy core; None where
+    it cannot be read."""
     def idle_and_total():
         with open("/proc/stat") as f:
             rows = [ln.split() for ln in f if ln.startswith("cpu") and ln[3].isdigit()]
         mine = {f"cpu{i}" for i in os.sched_getaffinity(0)}
         rows = [[int(x) for x in r[1:]] for r in rows if r[0] in mine]
         return sum(r[3] + r[4] for r in rows), sum(sum(r[:8]) for r in rows)  # idle + iowait
+    free = []
     try:
-        idle0, total0 = idle_and_total()
-        time.sleep(seconds)
-        idle1, total1 = idle_and_total()
+        for _ in range(windows):
+            idle0, total0 = idle_and_total()
+            time.sleep(seconds)
+            idle1, total1 = idle_and_total()
+            if total1 > total0:
+                free.append((idle1 - idle0) / (total1 - total0) * usable_cores())
     except (OSError, AttributeError, ValueError, IndexError):
         return None
-    if total1 <= total0:
-        return None
-    return (idle1 - idle0) / (total1 - total0) * usable_cores()
+    return max(free, default=None)
 
 
 def run_metadata():

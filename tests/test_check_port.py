@@ -233,3 +233,61 @@ def test_gradients_without_the_actor_still_judge_the_actor_step():
             return out
     rep, out = check(NoPi)
     assert status(out, "trick 2, actor step") == ["PASS"], out
+
+
+# ---- a PASS only where the piece was exercised ----
+def test_a_prime_not_clipped_to_one_dimensional_bounds_is_named():
+    """On Pendulum-v1 (one action dimension) the reference target actor reaches the bounds
+    on some rows, so the clip of a' acts and its absence is named."""
+    rep, out = check(td3_port.with_swaps(target_action=pm.action_unclipped), "Pendulum-v1")
+    assert rep.named == ["action_unclipped"], out
+    rep, out = check(td3_port.Adapter, "Pendulum-v1")
+    line = next(ln for ln in out.splitlines() if ln[12:].startswith("trick 3, target action:"))
+    clipped = [int(x) for x in __import__("re").findall(r"\((\d+) of \d+ (?:draws|values)\)", line)]
+    assert rep.failed == [] and len(clipped) == 2 and min(clipped) > 0, out
+
+
+def _adam_port(factor):
+    import torch
+
+    class Port(td3_port.Adapter):
+        settings = {**td3_port.Adapter.settings, "adam_eps": 1e-4}
+
+        def set_weights(self, w):
+            super().set_weights(w)
+            real = torch.optim.Adam
+
+            def adam(params, lr, **kw):  # the port's own optimizer: eps 1e-4, lr times factor
+                return real(params, lr=lr * factor, eps=1e-4)
+            self._adam = adam
+
+        def update(self, batch, normal):
+            real = torch.optim.Adam
+            torch.optim.Adam = self._adam
+            try:
+                return super().update(batch, normal)
+            finally:
+                torch.optim.Adam = real
+    return Port
+
+
+def test_a_large_adam_epsilon_still_compares_the_step():
+    """With epsilon 1e-4 every gradient lies below the old float-noise threshold, and a port
+    stepping at 10 times its learning rate passed; both optimizer lines now compare weights."""
+    rep, out = check(_adam_port(10.0))
+    assert "critics after Adam's step" in rep.failed and "trick 2, the actor's Adam step" in rep.failed, out
+    rep, out = check(_adam_port(1.0))
+    assert rep.failed == [] and "over" in next(l for l in out.splitlines()
+                                                if "critics after Adam's step" in l), out
+
+
+@pytest.mark.parametrize("settings,name", [(dict(target_noise=0.0), "no_smoothing"),
+                                           (dict(noise_clip=0.0), "no_smoothing"),
+                                           (dict(policy_delay=1), "no_delay")])
+def test_a_trick_switched_off_by_the_declared_settings_is_named(settings, name):
+    """A port that declares a trick off honestly (skrl's default: no target smoothing) is not
+    TD3: named in the settings line, exit 1, and no PASS line claims the trick."""
+    rep, out = check(td3_port.with_settings(**settings))
+    assert rep.named == [name] and rep.failed == ["settings"], out
+    claim = {"no_delay": "once per 1 critic updates", "no_smoothing": "scaled, clipped"}[name]
+    assert claim not in out, out

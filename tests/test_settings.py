@@ -139,9 +139,9 @@ def test_the_default_thread_count_is_one_while_another_process_keeps_a_core_busy
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     assert [machine.default_threads(cores=2, free=f) for f in (2.0, 1.6, 1.4, 1.0, 0.1)] == \
         [2, 2, 1, 1, 1]
-    monkeypatch.setattr(machine, "free_cores", lambda seconds=0.25: 0.9)  # measured when not given
+    monkeypatch.setattr(machine, "free_cores", lambda: 0.9)  # measured when not given
     assert machine.default_threads(cores=2) == 1
-    monkeypatch.setattr(machine, "free_cores", lambda seconds=0.25: None)  # not measurable here
+    monkeypatch.setattr(machine, "free_cores", lambda: None)  # not measurable here
     assert machine.default_threads(cores=2) == 2
 
 
