@@ -250,6 +250,12 @@ class Port:
             if not callable(getattr(a, piece, None)):
                 raise UserError(f"the adapter has no {piece}(): the checker moves weights with it")
         self.call("set_weights", a.set_weights, weights)
+        back = self.weights(a, weights)  # the weights given must come back as given
+        lost = [n for n in NETS if rel(flat(back[n]), flat(weights[n])) > 1e-6]
+        if lost:
+            raise UserError(f"the adapter's set_weights lost the weights it was given: get_weights "
+                            f"returns other {', '.join(lost)} (a port's own API may rebuild the "
+                            "targets from the live networks: set the targets after it)")
         return a
 
     def call(self, piece, fn, *args):
@@ -751,14 +757,17 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
     cands.append(("live_target", ref.critic_grads(
         batch, ref.target_action(batch["obs2"], normal, live=True).numpy()
         if exact_noise else used, live=True)))
-    if exact_noise:
-        for m in TARGET_ACTION_MISTAKES:
-            cands.append((m, ref.critic_grads(batch, ref.target_action(batch["obs2"], normal,
-                                                                       getattr(pm, m)).numpy())))
-        cands.append(("no_smoothing", ref.critic_grads(batch, ref.target_action(batch["obs2"],
-                                                                                0 * normal).numpy())))
+    a2s = [(m, ref.target_action(batch["obs2"], normal, getattr(pm, m)).numpy())
+           for m in TARGET_ACTION_MISTAKES] + [
+        ("no_smoothing", ref.target_action(batch["obs2"], 0 * normal).numpy())] if exact_noise else []
+    cands += [(m, ref.critic_grads(batch, a2)) for m, a2 in a2s]
     hits = {n: first_match([(m, g[n]) for m, g in cands], grads[n], scale_fit, GRAD_TOL)
             for n in ("q1", "q2")}
+    if None in hits.values() and a2s:  # two mistakes at once: the target action's and the loss's
+        pairs = [(f"{t}+{m}", ref.critic_grads(batch, a2, getattr(pm, m)))
+                 for t, a2 in a2s for m in CRITIC_LOSS_MISTAKES]
+        hits = {n: hits[n] or first_match([(m, g[n]) for m, g in pairs], grads[n], scale_fit,
+                                          GRAD_TOL) for n in hits}
     same = hits["q1"] is not None and hits["q2"] is not None and \
         hits["q1"][0] == hits["q2"][0] and abs(hits["q1"][1] - hits["q2"][1]) < 1e-3 * abs(hits["q1"][1])
     for nets in ((("q1", "q2"),) if same else (("q1",), ("q2",))):
@@ -782,7 +791,8 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
         else:
             extra = "" if abs(k - 1) < 1e-3 else f"Also, the loss is {k:.4g} times td3.py's" + (
                 ": summed over the batch, not averaged. " + adam_effect(ref, want[n], k) if summed else ".")
-            rep.name(m, piece, extra=extra)
+            for i, part in enumerate(m.split("+")):  # a pair: one line each, the factor once
+                rep.name(part, piece, extra=extra if i == len(m.split("+")) - 1 else "")
             if summed and "summed_loss" not in rep.named:
                 rep.named.append("summed_loss")
 
@@ -823,15 +833,34 @@ def target_piece(rep, port, ref, batch, normal, a2):
     with torch.no_grad():
         q1t, q2t = ref.ac_targ.q1(o2, t(used)), ref.ac_targ.q2(o2, t(used))
         r, d, g = t(batch["rew"]), t(batch["done"]), ref.s["gamma"]
+        m = torch.min(q1t, q2t)
         cands = [("no_min", (r + g * (1 - d) * q1t).numpy()),
-                 ("done_ignored", (r + g * torch.min(q1t, q2t)).numpy()),
-                 ("discount_on_done", (r + (1 - g * d) * torch.min(q1t, q2t)).numpy()),
+                 ("done_ignored", (r + g * m).numpy()),
+                 ("done_inverted", (r + g * d * m).numpy()),
+                 ("discount_on_done", (r + (1 - g * d) * m).numpy()),
                  ("live_target", ref.td_target(batch, used, live=True))]
     hit = first_match(cands, got, lambda p, q: (1.0, rel(p, q)), TOL)
     if hit:
         rep.name(hit[0], piece)
     else:
-        rep.line("DIFFERS", piece, f"y {sample(got)} where td3.py's is {sample(want)}")
+        rep.line("DIFFERS", piece, f"y {sample(got)} where td3.py's is {sample(want)}; "
+                 + which_term(got, r.numpy(), d.numpy(), m.numpy(), g))
+
+
+def which_term(y, r, d, m, gamma):
+    """Where a TD target departs from r + gamma * (1 - d) * m (m = min(Q1', Q2')): y fitted as
+    a * r + b * (1 - d) * m + c * d * m + e, each factor set against td3.py's (1, gamma, 0, 0)."""
+    x = np.stack([r, (1 - d) * m, d * m, np.ones_like(r)], axis=1).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(x, y.astype(np.float64), rcond=None)
+    if np.max(np.abs(x @ coef - y)) > 1e-3 * max(np.max(np.abs(y)), 1e-8):
+        return ("y is no sum of r and min(Q1', Q2') with one factor on each: check the target's "
+                "shapes and which networks it uses")
+    terms = [("the reward", coef[0], 1.0), ("the bootstrap term (1 - d) min(Q1', Q2')", coef[1], gamma),
+             ("the term a done flag should zero, d min(Q1', Q2')", coef[2], 0.0),
+             ("a constant", coef[3], 0.0)]
+    off = [f"{what}: factor {k:.5g}, td3.py's {want:.5g}" for what, k, want in terms
+           if abs(k - want) > 1e-4 * max(abs(want), 1)]
+    return "y departs in " + "; ".join(off) if off else "y has td3.py's terms"
 
 
 def actor_and_targets(rep, port, ref, batch, normal):
@@ -869,6 +898,10 @@ def check_actor(rep, port, ref, batch, before, after, grads):
         else:
             cands = [("actor_on_min", ref.actor_grads(batch, "min")["pi"]),
                      ("actor_on_q2", ref.actor_grads(batch, "q2")["pi"]), ("td3", want)]
+            if any(rel(flat(after[n]), flat(before[n])) > 0 for n in ("q1", "q2")):
+                ref.load(before)  # the critics before this update's critic step
+                cands.insert(0, ("actor_before_critic_step", ref.actor_grads(batch)["pi"]))
+                ref.load(w)
             hit = first_match(cands, grads["pi"], scale_fit, GRAD_TOL)
             if hit and hit[1] < 0:
                 rep.name("actor_descends", piece)

@@ -118,6 +118,15 @@ TABLE = {
         "mistake", "the discount multiplies the done flag, not the next value",
         "r + (1 - gamma * d) * Q' never discounts a step that goes on: values grow without bound",
         "the target is r + gamma * (1 - d) * Q'", _swap("critic_loss", "discount_on_done")),
+    "done_inverted": Variant(
+        "mistake", "the done flag inverted: d where 1 - d belongs",
+        "the target bootstraps only where an episode ended, and stops at every step that goes on",
+        "the target multiplies gamma * Q' by (1 - d), not by d", _swap("critic_loss", "done_inverted")),
+    "huber_loss": Variant(
+        "mistake", "a Huber (smooth L1) critic loss, not the squared error",
+        "beyond 1, a TD error pulls the critic with a constant force: large errors close slowly",
+        "the critic loss is the mean squared TD error (in TorchRL: loss_function='l2')",
+        _swap("critic_loss", "huber_loss")),
     "noise_unclipped": Variant(
         "mistake", "the target noise not clipped to +-noise_clip",
         "rare large noise moves a' far from pi'(s'); the target averages Q over a wider region",
@@ -146,6 +155,11 @@ TABLE = {
         "mistake", "the actor climbs Q2, not Q1",
         "a variant of the paper, not a bug: Q2 is trained like Q1",
         "the actor loss is -Q1(s, pi(s)).mean()", bug=False),
+    "actor_before_critic_step": Variant(
+        "mistake", "the actor's loss taken on the critics before their step",
+        "a loop that computes every loss, then steps: the actor climbs the critics of the update "
+        "before, a small lag and not the paper's order",
+        "the actor's loss is computed after the critics' step, on the stepped critics", bug=False),
     "actor_descends": Variant(
         "mistake", "the actor loss has the wrong sign: it descends Q",
         "the actor seeks the worst actions",

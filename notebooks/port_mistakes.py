@@ -84,6 +84,21 @@ def discount_on_done(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
     return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
 
 
+def done_inverted(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: y = r + gamma * d * min(Q1', Q2'), ``d`` where ``1 - d``
+    belongs: the target bootstraps only where the episode ended."""
+    y = r + gamma * d * torch.min(q1_targ, q2_targ)
+    return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+
+
+def huber_loss(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    """Replaces td3.critic_loss: the Huber (smooth L1) loss in place of the squared error,
+    TorchRL's default: beyond 1, a TD error pulls with a constant force."""
+    y = core.clipped_double_q_target(r, d, q1_targ, q2_targ, gamma)
+    huber = torch.nn.functional.smooth_l1_loss
+    return huber(q1, y) + huber(q2, y)
+
+
 def noise_unclipped(pi_targ, target_noise, noise_clip, act_low, act_high, act_scale, normal=None):
     """Replaces core.smoothed_target_action: the noise is never clipped to +-noise_clip."""
     return core.smoothed_target_action(pi_targ, target_noise, float("inf"), act_low, act_high,

@@ -10,7 +10,6 @@ import argparse
 import importlib
 import os
 import shlex
-import sys
 from dataclasses import dataclass, fields
 
 from run.config import RunSettings, name_of
@@ -42,7 +41,7 @@ def command_line(argv, settings_class, swap_points):
     check(extra, prefix="--")  # the command line's own options; td3() checks the settings
     logger_kwargs = dict(progress=not args.pop("quiet"))
     if "resume" in args:
-        return resumed(args, argv, parser, classes, swap_points, given, logger_kwargs)
+        return resumed(args, classes, swap_points, given, logger_kwargs)
     if "env" not in args:
         raise UserError("give --env ENV_ID to train (or --resume RUN_DIR)")
     env_fn = make_env(args.pop("env"))
@@ -78,7 +77,7 @@ def td3_parser(classes, auto, swap_points):
     return p
 
 
-def resumed(args, argv, parser, classes, swap_points, given, logger_kwargs):
+def resumed(args, classes, swap_points, given, logger_kwargs):
     """A resumed run trains on with the settings in its config.json. An option given with
     --resume is honoured when it may change (RESUME_MAY_CHANGE) or equals the run's value,
     and refused in one line otherwise: it is never dropped in silence. --exp_name and
@@ -91,20 +90,13 @@ def resumed(args, argv, parser, classes, swap_points, given, logger_kwargs):
     run_had = made_with(config, classes)  # settings newer than the run too
     run_had.update({k: config.get(k, name_of(fn)) for k, fn in swap_points.items()},
                    env=config["env_id"])
-    given_as = {}  # setting -> the option that set it, as typed (--no_stop sets early_stop)
-    for token in argv if argv is not None else sys.argv[1:]:
-        action = parser._option_string_actions.get(token.split("=", 1)[0])
-        if action is not None:
-            given_as[action.dest] = token.split("=", 1)[0]
-    for name, value in args.items():
-        option = given_as.get(name, f"--{name}")
+    for name, value in args.items():  # (a switch is said as the setting it sets: --twin False)
         if name in ("exp_name", "data_dir"):
-            raise UserError(f"{option} names a new run's directory; --resume {output_dir} "
+            raise UserError(f"--{name} names a new run's directory; --resume {output_dir} "
                             f"already names the run")
         if name not in RESUME_MAY_CHANGE and name in run_had and run_had[name] != value:
-            shown = shlex.join([option] if option.startswith("--no_") else [option, str(value)])
-            raise UserError(f"{shown}: {output_dir} was made with {name}={run_had[name]!r}; a "
-                            f"resumed run keeps its settings ({MAY_CHANGE})")
+            raise UserError(f"{shlex.join([f'--{name}', str(value)])}: {output_dir} was made with "
+                            f"{name}={run_had[name]!r}; a resumed run keeps its settings ({MAY_CHANGE})")
     for name, value in given.items():
         if (name == "hid" and set(sizes) != {value}) or (name == "l" and len(sizes) != value):
             raise UserError(f"--{name} {value}: {output_dir} was made with hidden_sizes="

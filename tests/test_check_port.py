@@ -7,8 +7,10 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import check_port
+import core
 import variants
 from notebooks import port_mistakes as pm
 from notebooks import td3_port
@@ -291,3 +293,107 @@ def test_a_trick_switched_off_by_the_declared_settings_is_named(settings, name):
     assert rep.named == [name] and rep.failed == ["settings"], out
     claim = {"no_delay": "once per 1 critic updates", "no_smoothing": "scaled, clipped"}[name]
     assert claim not in out, out
+
+
+# ---- what it names now: two mistakes at once, a mistake on no list, a loop's order ----
+def done_inverted_summed(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    return pm.done_inverted(q1, q2, r, d, q1_targ, q2_targ, gamma) * check_port.B
+
+
+def test_a_mistake_with_a_summed_loss_is_named_with_the_factor():
+    rep, out = check(td3_port.with_swaps(critic_loss=done_inverted_summed))
+    assert set(rep.named) == {"done_inverted", "summed_loss"}, out
+
+
+class _TwoMistakes(td3_port.with_swaps(target_action=pm.shared_noise, critic_loss=pm.q2_own_target)):
+    """Two mistakes, and an adapter that reports neither a' nor a target_action method: both
+    are seen in the critics' gradients only."""
+    target_action = None
+
+    def update(self, batch, normal):
+        return dict(super().update(batch, normal), target_action=None)
+
+
+def test_two_mistakes_at_once_are_both_named():
+    rep, out = check(_TwoMistakes)
+    assert set(rep.named) == {"shared_noise", "q2_own_target"}, out
+    assert "no known mistake" not in out, out
+
+
+def squared_discount(q1, q2, r, d, q1_targ, q2_targ, gamma, twin=True):
+    y = r + gamma ** 2 * (1 - d) * torch.min(q1_targ, q2_targ)
+    return ((q1 - y) ** 2).mean() + ((q2 - y) ** 2).mean()
+
+
+class _SquaredDiscount(td3_port.with_swaps(critic_loss=squared_discount)):
+    """A port whose discount is squared (on no list), reporting its TD target."""
+
+    def td_target(self, batch, normal):
+        with torch.no_grad():
+            o2 = torch.as_tensor(batch["obs2"])
+            a2 = torch.as_tensor(self.target_action(batch["obs2"], normal))
+            m = torch.min(self.ac_targ.q1(o2, a2), self.ac_targ.q2(o2, a2))
+            d = torch.as_tensor(batch["done"])
+            return (torch.as_tensor(batch["rew"]) + 0.98 ** 2 * (1 - d) * m).numpy()
+
+
+def test_a_mistake_on_no_list_is_pointed_at_the_term_of_y_it_changes():
+    rep, out = check(_SquaredDiscount)
+    line = next(l for l in out.splitlines() if l[12:].startswith("trick 1, TD target:"))
+    assert line.startswith("DIFFERS") and "the bootstrap term" in line and "0.9604" in line, line
+    assert "the reward" not in line.split("departs in")[1], line  # only the term that changed
+
+
+class _LostTargets(td3_port.Adapter):
+    """An adapter whose set_weights rebuilds the targets from the live networks, as a port's
+    own API may: the checker's targets are lost."""
+
+    def set_weights(self, w):
+        super().set_weights(w)
+        self.ac_targ.load_state_dict(self.ac.state_dict())
+
+
+def test_an_adapter_that_loses_the_targets_it_was_given_is_refused_in_one_line():
+    with pytest.raises(check_port.UserError, match=r"set_weights lost the weights it was given: "
+                                                   r"get_weights returns other pi_targ, q1_targ, q2_targ"):
+        check(_LostTargets)
+
+
+class _ActorFirst(td3_port.Adapter):
+    """td3.py's update in a loop that computes every loss first, then steps: the actor's loss
+    is taken on the critics before their step (TorchRL's example loop)."""
+
+    def update(self, batch, normal):
+        import td3
+        hp, pi = self.hp, self.ac.pi
+        if self.update_fn is None:  # fresh optimizers after set_weights
+            self.pi_opt = torch.optim.Adam(pi.parameters(), lr=hp.pi_lr)
+            self.q_opt = torch.optim.Adam([*self.ac.q1.parameters(), *self.ac.q2.parameters()], lr=hp.q_lr)
+            self.update_fn = True
+        self.n_updates += 1
+        o, a, r, o2, d = (torch.as_tensor(batch[k]) for k in ("obs", "act", "rew", "obs2", "done"))
+        with torch.no_grad():
+            a2 = core.smoothed_target_action(self.ac_targ.pi(o2), hp.target_noise, hp.noise_clip,
+                                             pi.act_low, pi.act_high, pi.act_scale,
+                                             normal=torch.as_tensor(normal))
+            q1t, q2t = self.ac_targ.q1(o2, a2), self.ac_targ.q2(o2, a2)
+        loss_q = td3.critic_loss(self.ac.q1(o, a), self.ac.q2(o, a), r, d, q1t, q2t, hp.gamma)
+        delayed = self.n_updates % hp.policy_delay == 0
+        if delayed:  # the actor's gradient on the critics as they are now, before their step
+            pi_grads = torch.autograd.grad(-self.ac.q1(o, pi(o)).mean(), list(pi.parameters()))
+        self.q_opt.zero_grad()
+        loss_q.backward()
+        self.q_opt.step()
+        if delayed:
+            for p, g in zip(pi.parameters(), pi_grads):
+                p.grad = g
+            self.pi_opt.step()
+            with torch.no_grad():
+                core.polyak_update(self.ac.parameters(), self.ac_targ.parameters(), hp.polyak)
+        return {"grads": self.grads(("q1", "q2", "pi") if delayed else ("q1", "q2")),
+                "target_action": a2.numpy()}
+
+
+def test_a_loop_that_takes_the_actors_loss_before_the_critics_step_is_noted():
+    rep, out = check(_ActorFirst)
+    assert "actor_before_critic_step" in rep.noted, out
