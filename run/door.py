@@ -29,7 +29,7 @@ from run.directory import (DATA_DIR, IDENTITY, RunDirectory, check_complete, hol
                            read_config, run_dir)
 from run.errors import Interrupted, UserError, run_main  # noqa: F401  run_main: td3.py's __main__
 from run.judging import Judge, play  # noqa: F401  play: one episode, as every test plays it
-from run.machine import check_fits, default_threads, run_metadata
+from run.machine import OtherLoad, check_fits, default_threads, run_metadata
 from run.progress import CtrlC, ProgressLine, format_seconds
 from run.resume import ReplayableEnv, TrainingState
 from run.settings import setting  # noqa: F401  a field of td3.py's settings table
@@ -60,6 +60,7 @@ class Run:
             threads = read_config(self.output_dir).get("torch_threads")  # determinism
         torch.set_num_threads(threads or default_threads())
         self.busy = threads is None and torch.get_num_threads() < default_threads(free=math.inf)
+        self.other_load = OtherLoad() if torch.get_num_threads() > 1 else None
         self.config = dict(config, logger_kwargs=kwargs, resume=resume, **run_metadata())
         self.settings_classes = (settings_class, RunSettings)
         self.logger = EpochLogger(**kwargs)
@@ -205,12 +206,25 @@ class Run:
             self.dir.write(name, dict(ac=self.judged[actor].state_dict(), epoch=loop.epoch,
                                       test_return=ret, actor=actor, confirmed=confirmed_now,
                                       **{k: self.config[k] for k in IDENTITY}), self.saved_epoch)
+        self.say_if_shared()
         if self.judge.stopped:
             self.total_steps = loop.t  # solved: this epoch is the last
             print(f"stopping early: {self.judge.stop_reason()}", flush=True)
         if loop.epoch % self.config["save_freq"] == 0 or loop.t >= self.total_steps:
             self.checkpoint()
         self.epoch_time, self.epoch_t = time.time(), loop.t
+
+    def say_if_shared(self):
+        """Once, when other processes kept a core busy through an epoch while this run has two
+        threads: they wait for each other at every step (docs/speed.md). The count is kept, so
+        that the run stays deterministic; a resume may change it."""
+        busy = self.other_load and self.other_load.since_last()
+        if busy is not None and busy > 0.5:
+            print(f"note: other processes kept {busy:.1f} cores busy in this epoch, and this "
+                  f"run's {torch.get_num_threads()} torch threads wait for them at every step: "
+                  f"Ctrl-C, then python td3.py --resume {self.output_dir} --threads 1 is faster "
+                  f"while they run", flush=True)
+            self.other_load = None  # said once
 
     def checkpoint(self):
         """Everything an exact resume needs, as tensors and plain values, written atomically."""

@@ -52,23 +52,46 @@ def usable_cores():
         return os.cpu_count() or 1
 
 
+def cpu_times():
+    """(idle, total) jiffies of the cores this process may run on, from /proc/stat (Linux)."""
+    with open("/proc/stat") as f:
+        rows = [ln.split() for ln in f if ln.startswith("cpu") and ln[3].isdigit()]
+    mine = {f"cpu{i}" for i in os.sched_getaffinity(0)}
+    rows = [[int(x) for x in r[1:]] for r in rows if r[0] in mine]
+    return sum(r[3] + r[4] for r in rows), sum(sum(r[:8]) for r in rows)  # idle + iowait
+
+
+class OtherLoad:
+    """How many cores other processes kept busy since the last call (``since_last``), from
+    /proc/stat and this process's own CPU time: no waiting, so it can run every epoch. None
+    where it cannot be read."""
+
+    def __init__(self):
+        self.since_last()
+
+    def since_last(self):
+        try:
+            (idle, total), own, now = cpu_times(), time.process_time(), time.time()
+        except (OSError, AttributeError, ValueError, IndexError):
+            return None
+        last, self.last = getattr(self, "last", None), (idle, total, own, now)
+        if last is None or total <= last[1] or now <= last[3]:
+            return None
+        busy = (1 - (idle - last[0]) / (total - last[1])) * usable_cores()  # in cores
+        return max(0.0, busy - (own - last[2]) / (now - last[3]))
+
+
 def free_cores(seconds=0.25, windows=2):
     """How many of the cores this process may run on other processes leave idle: the most
     over ``windows`` windows of ``seconds`` each, from /proc/stat (Linux), so that a moment's
     work of another process (its start, its exit) does not count as a busy core; None where
     it cannot be read."""
-    def idle_and_total():
-        with open("/proc/stat") as f:
-            rows = [ln.split() for ln in f if ln.startswith("cpu") and ln[3].isdigit()]
-        mine = {f"cpu{i}" for i in os.sched_getaffinity(0)}
-        rows = [[int(x) for x in r[1:]] for r in rows if r[0] in mine]
-        return sum(r[3] + r[4] for r in rows), sum(sum(r[:8]) for r in rows)  # idle + iowait
     free = []
     try:
         for _ in range(windows):
-            idle0, total0 = idle_and_total()
+            idle0, total0 = cpu_times()
             time.sleep(seconds)
-            idle1, total1 = idle_and_total()
+            idle1, total1 = cpu_times()
             if total1 > total0:
                 free.append((idle1 - idle0) / (total1 - total0) * usable_cores())
     except (OSError, AttributeError, ValueError, IndexError):

@@ -397,3 +397,14 @@ class _ActorFirst(td3_port.Adapter):
 def test_a_loop_that_takes_the_actors_loss_before_the_critics_step_is_noted():
     rep, out = check(_ActorFirst)
     assert "actor_before_critic_step" in rep.noted, out
+
+
+def test_the_sample_report_in_the_docs_is_what_the_checker_prints(tf_port):
+    """docs/check_port.md's sample report, lines cut at 150 characters, is the checker's own
+    output on the classic port: regenerate it with the command it shows when this fails."""
+    from conftest import run_cli
+    code, out, err = run_cli("notebooks.tf_port:SeedPort", script="check_port.py")
+    doc = open(check_port.os.path.join(ROOT, "docs", "check_port.md"), encoding="utf-8").read()
+    start = doc.index("```\nchecking notebooks.tf_port:SeedPort") + 4
+    sample = doc[start:doc.index("```", start)].rstrip("\n").splitlines()
+    assert code == 1 and sample == [line[:150].rstrip() for line in out.strip().splitlines()], out

@@ -145,6 +145,21 @@ def test_the_default_thread_count_is_one_while_another_process_keeps_a_core_busy
     assert machine.default_threads(cores=2) == 2
 
 
+def test_a_run_with_two_threads_says_once_when_the_machine_got_busy(capsys):
+    """The thread count stays (determinism); the run says, once, what to do about it."""
+    from types import SimpleNamespace
+    from run.door import Run
+    loads = iter([1.2, 1.5])
+    run = SimpleNamespace(other_load=SimpleNamespace(since_last=lambda: next(loads)), output_dir="R")
+    Run.say_if_shared(run)
+    Run.say_if_shared(run)
+    said = capsys.readouterr().out
+    assert said.count("note: other processes kept 1.2 cores busy") == 1 and "--threads 1" in said
+    quiet = SimpleNamespace(other_load=SimpleNamespace(since_last=lambda: 0.1), output_dir="R")
+    Run.say_if_shared(quiet)
+    assert capsys.readouterr().out == ""
+
+
 def test_config_records_the_code_and_the_network_as_built(tmp_path, pendulum):
     # ac_kwargs left empty still records the network's shape (MLPActorCritic's default), the
     # same record a CLI run with --hid 256 --l 2 writes; and the git commit of the code.
