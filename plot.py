@@ -213,14 +213,19 @@ def plot_value(ax, runs, value="TestEpRet", xaxis="TotalEnvInteracts", smooth_n=
                             color=color, alpha=0.2)
     if hline is not None:
         ax.axhline(hline, color="k", linestyle="--", linewidth=1, label=f"{hline:g}")
-    ax.set_xlabel(xaxis)
-    ax.set_ylabel(value)
+    ax.set_xlabel(AXIS_WORDS.get(xaxis, xaxis))
+    ax.set_ylabel(AXIS_WORDS.get(value, value))
     ax.grid(alpha=0.3)
     if legend_out:  # beside the panel, never over the curves
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     else:
         ax.legend(fontsize=8)
     return value
+
+
+# The axes in words, for the columns a reader meets first; any other column keeps its name.
+AXIS_WORDS = {"TotalEnvInteracts": "env steps", "AverageTestEpRet": "test return (noise-free episodes)",
+              "AverageEpRet": "training return", "Epoch": "epoch", "Time": "seconds"}
 
 
 def make_plots(dirs, values=("TestEpRet",), xaxis="TotalEnvInteracts", smooth_n=1,
