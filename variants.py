@@ -19,7 +19,8 @@ Each row:
     color    its colour in every figure, or None when no committed run draws it
     bug      False for a difference that is not a mistake (the paper's settings, its variants)
 Runs of a variant are named ``td3-<env>-<suffix>`` (``td3-<env>`` for TD3 itself): td3.py names
-an ablation by the tricks it switched off, a mistake by its name.
+an ablation by the tricks it switched off (Hyperparameters.TRICKS), and sweep.py gives a
+mistake's run its name (--exp_name).
 """
 from typing import NamedTuple
 
