@@ -279,7 +279,7 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
         assert not table.exists() or len(table.read_text().splitlines()) - 1 < EPOCHS
     checkpointed = {run: (data / run / "ckpt.pt").exists() for run in RUNS[2:]}
     code, out, err = run_sweep(env, *sweep, "--data_dir", data)
-    assert code == 0, err
+    assert code == 0, err + out
     assert "2 finished" not in out.splitlines()[0]  # the kills did leave work to do
     for run in RUNS[2:]:  # the same runs as in the grid swept without a stop
         assert progress(data / run) == progress(grid["data"] / run)
