@@ -100,6 +100,8 @@ class EpochLogger:
         them (written after the last checkpoint, before a crash) are dropped, so that no
         epoch is written twice."""
         if not os.path.exists(self.output_file):
+            if epochs == 0:  # stopped within its first epoch (Ctrl-C): no row to keep
+                return
             raise ValueError(f"{self.output_file} is missing, but the checkpoint is at epoch {epochs}")
         self.header, rows = read_progress(self.output_file)
         if len(rows) < epochs:

@@ -64,6 +64,21 @@ def test_resume_appends_and_drops_rows_after_the_checkpoint(tmp_path):
     assert [int(r[0]) for r in rows] == [1, 2, 3, 4]
 
 
+def test_a_run_stopped_within_its_first_epoch_resumes_with_no_row_or_without_its_table(tmp_path):
+    """A Ctrl-C checkpoint of epoch 0: its progress.txt may not exist yet, or hold a row
+    written after the checkpoint (dropped)."""
+    EpochLogger(str(tmp_path / "none")).resume(0)  # no table yet: nothing to keep
+    logger = EpochLogger(str(tmp_path))
+    one_epoch(logger, 1)
+    logger = EpochLogger(str(tmp_path))
+    logger.resume(0)
+    one_epoch(logger, 1)
+    _, rows = read_progress(tmp_path / "progress.txt")
+    assert [int(r[0]) for r in rows] == [1]
+    with pytest.raises(ValueError, match="is missing, but the checkpoint is at epoch 2"):
+        EpochLogger(str(tmp_path / "lost")).resume(2)
+
+
 def test_changing_columns_is_a_one_line_refusal(tmp_path):
     """Code that logs another column than a run's progress.txt (a run resumed after a new
     column was added) is refused in one line naming the column (the run adds what to do:
