@@ -102,7 +102,7 @@ class EpochLogger:
         if not os.path.exists(self.output_file):
             if epochs == 0:  # stopped within its first epoch (Ctrl-C): no row to keep
                 return
-            raise ValueError(f"{self.output_file} is missing, but the checkpoint is at epoch {epochs}")
+            raise ValueError(f"{self.output_file} is missing; the checkpoint is at epoch {epochs}")
         self.header, rows = read_progress(self.output_file)
         if len(rows) < epochs:
             raise ValueError(f"{self.output_file} has {len(rows)} rows, but the checkpoint is at "

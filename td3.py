@@ -217,9 +217,9 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
     an uninterrupted one.
     """
     # run: every setting checked and each "auto" filled in for this env, once; nothing written
-    run = Run(env_fn, Hyperparameters, settings, actor_critic, ac_kwargs, logger_kwargs=logger_kwargs,
-              swaps=dict(critic_loss=critic_loss, target_action=target_action,
-                         done_flag=done_flag), resume=resume)
+    run = Run(env_fn, Hyperparameters, settings, actor_critic, ac_kwargs,
+              swaps=dict(critic_loss=critic_loss, target_action=target_action, done_flag=done_flag),
+              logger_kwargs=logger_kwargs, resume=resume)
     hp, logger, (env, test_env) = run.hp, run.logger, run.envs  # run: envs a resume can replay
 
     torch.manual_seed(hp.seed)
@@ -235,7 +235,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
 
     def get_action(o, noise_scale, eps=None):  # eps: this step's noise, N(0, 1) unless given
         eps = rng.standard_normal(act_dim) if eps is None else eps  # drawn at a test step too
-        return np.clip(ac.act(o) + noise_scale * act_scale * eps, act_low, act_high).astype(np.float32)
+        a = ac.act(o) + noise_scale * act_scale * eps
+        return np.clip(a, act_low, act_high).astype(np.float32)
 
     def train_reward(r):
         return r if hp.reward_floor is None else max(r, hp.reward_floor)
@@ -257,8 +258,9 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             if loop.t < hp.start_steps:
                 a = rng.uniform(act_low, act_high).astype(np.float32)
             else:
-                pink = core.pink_noise(env.seed, hp.max_ep_len, act_dim) if hp.noise == "pink" else None
-                a = get_action(o, hp.act_noise, None if pink is None else pink[ep_len])
+                pink = hp.noise == "pink"
+                eps = core.pink_noise(env.seed, hp.max_ep_len, act_dim)[ep_len] if pink else None
+                a = get_action(o, hp.act_noise, eps)
             o2, r, terminated, truncated, _ = env.step(a)
             ep_ret, ep_len = ep_ret + r, ep_len + 1
             truncated = truncated or ep_len == hp.max_ep_len
@@ -267,7 +269,8 @@ def td3(env_fn, actor_critic=core.MLPActorCritic, ac_kwargs=dict(), logger_kwarg
             o = o2
             loop.t += 1
             if terminated or truncated:
-                logger.store(EpRet=float(ep_ret), EpLen=ep_len)  # floats: ckpt.pt loads weights_only
+                # floats, not numpy scalars: ckpt.pt holds them and loads weights_only
+                logger.store(EpRet=float(ep_ret), EpLen=ep_len)
                 (o, _), ep_ret, ep_len = env.reset(seed=reset_seed()), 0.0, 0
 
             if loop.t >= hp.update_after and loop.t % hp.update_every == 0:

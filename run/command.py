@@ -70,7 +70,8 @@ def td3_parser(classes, auto, swap_points):
         p.add_argument(f"--{swap}", metavar="MODULE:FUNCTION", default=argparse.SUPPRESS,
                        help=f"swap point (default {name_of(fn)})")
     p.add_argument("--exp_name", default=argparse.SUPPRESS, help="default: td3-<env>[-no_twin...]")
-    p.add_argument("--data_dir", default=argparse.SUPPRESS, help=f"where runs go (default: {DATA_DIR})")
+    p.add_argument("--data_dir", default=argparse.SUPPRESS,
+                   help=f"where runs go (default: {DATA_DIR})")
     p.add_argument("--quiet", action="store_true", help="no live progress line between tables")
     p.add_argument("--resume", metavar="RUN_DIR", default=argparse.SUPPRESS,
                    help=f"continue a stopped run; it keeps its settings ({MAY_CHANGE})")
@@ -96,14 +97,16 @@ def resumed(args, classes, swap_points, given, logger_kwargs):
                             f"already names the run")
         if name not in RESUME_MAY_CHANGE and name in run_had and run_had[name] != value:
             raise UserError(f"{shlex.join([f'--{name}', str(value)])}: {output_dir} was made with "
-                            f"{name}={run_had[name]!r}; a resumed run keeps its settings ({MAY_CHANGE})")
+                            f"{name}={run_had[name]!r}; a resumed run keeps its settings "
+                            f"({MAY_CHANGE})")
     for name, value in given.items():
         if (name == "hid" and set(sizes) != {value}) or (name == "l" and len(sizes) != value):
             raise UserError(f"--{name} {value}: {output_dir} was made with hidden_sizes="
                             f"{sizes}; a resumed run keeps its network")
     settings = {f.name: args.get(f.name, run_had[f.name]) for cls in classes for f in fields(cls)}
     swaps = {k: load_function(run_had[k]) for k in swap_points}
-    exp_name = config.get("exp_name") or os.path.basename(os.path.dirname(os.path.abspath(output_dir)))
+    exp_name = (config.get("exp_name")
+                or os.path.basename(os.path.dirname(os.path.abspath(output_dir))))
     return dict(settings, **swaps, env_fn=rebuild_env(config, output_dir), resume=True,
                 ac_kwargs=dict(config["ac_kwargs"], hidden_sizes=tuple(sizes)),
                 logger_kwargs=dict(logger_kwargs, output_dir=output_dir, exp_name=exp_name))

@@ -65,8 +65,9 @@ def run_config(env, hp, run, actor_critic, ac_kwargs, swaps):
     env_kwargs, env_wrappers = env_arguments(env)
     return dict(asdict(hp), **asdict(run),
                 env_id=env.spec.id if env.spec else type(env.unwrapped).__name__,
-                env_kwargs=env_kwargs, env_wrappers=env_wrappers, env_entry_point=(
-                    env.spec.entry_point if env.spec and isinstance(env.spec.entry_point, str) else None),
+                env_kwargs=env_kwargs, env_wrappers=env_wrappers,
+                env_entry_point=(env.spec.entry_point if env.spec
+                                 and isinstance(env.spec.entry_point, str) else None),
                 obs_dim=env.observation_space.shape[0], act_dim=env.action_space.shape[0],
                 ac_kwargs={**network, **ac_kwargs}, actor_critic=name_of(actor_critic),
                 **{k: name_of(fn) for k, fn in swaps.items()})

@@ -78,7 +78,8 @@ class Run:
         check_fits(parts)  # a replay buffer numpy reserved must fit once it fills
         self.lock = hold_run_dir(self.output_dir)  # before any check: one process per directory
         try:
-            self.dir = RunDirectory(self.output_dir, self.config, self.resume, self.settings_classes)
+            self.dir = RunDirectory(self.output_dir, self.config, self.resume,
+                                    self.settings_classes)
             ckpt, self.saved_epoch = self.dir.ckpt, self.dir.ckpt and self.dir.ckpt["epoch"]
             if ckpt is not None:
                 try:
@@ -110,7 +111,8 @@ class Run:
         if loop.t >= self.total_steps:  # a finished run: what it did, how to train on
             print(f"{self.output_dir} is finished: {loop.epoch} epochs, {loop.t:,} env steps; " + (
                 f"it stopped early ({self.judge.stop_reason()}), so it trains no further"
-                if self.judge.stopped else f"to train on, resume with --epochs N, N > {loop.epoch}"),
+                if self.judge.stopped else
+                f"to train on, resume with --epochs N, N > {loop.epoch}"),
                 flush=True)
         else:
             n, busy = torch.get_num_threads(), " (another process keeps a core busy)" * self.busy
@@ -196,9 +198,10 @@ class Run:
         sps = (loop.t - self.epoch_t) / max(time.time() - self.epoch_time, 1e-9)
         self.progress.clear()
         try:
+            left = format_seconds((self.total_steps - loop.t) / sps)
             self.logger.dump_tabular(
                 f"Epoch {loop.epoch}/{self.hp.epochs} | {loop.t:,}/{self.total_steps:,} env steps"
-                f" | {sps:,.0f} steps/s | ~{format_seconds((self.total_steps - loop.t) / sps)} left")
+                f" | {sps:,.0f} steps/s | ~{left} left")
         except ValueError as e:  # a run resumed by code that logs another column
             raise UserError(f"{e}; resume a run with the code that made it (config.json names "
                             f"its git commit)") from None

@@ -112,7 +112,8 @@ class Judge:
         returns, confirmed)."""
         c, returns = self.config, dict(live=float(live_return))
         if "averaged" in self.actors:
-            returns["averaged"] = mean_return(env_fn, actors["averaged"].act, seeds, c["max_ep_len"])
+            returns["averaged"] = mean_return(env_fn, actors["averaged"].act, seeds,
+                                              c["max_ep_len"])
             logger.store(TargTestEpRet=returns["averaged"])
         returns = {a: returns[a] for a in self.actors}
         more = confirm_seeds(c["seed"], epoch, c["confirm_episodes"])

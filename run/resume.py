@@ -55,7 +55,8 @@ class TrainingState:
             part.load_state_dict(ckpt[name])
         self.rng.bit_generator.state = ckpt["rng"]
         torch.set_rng_state(ckpt["torch_rng"])
-        if ckpt.get("device_rng") is not None and same_device(ckpt.get("device", "cpu"), self.device) \
+        made_on = ckpt.get("device", "cpu")
+        if ckpt.get("device_rng") is not None and same_device(made_on, self.device) \
                 and torch.device(self.device).type != "cpu":
             getattr(torch, torch.device(self.device).type).set_rng_state(ckpt["device_rng"],
                                                                          self.device)

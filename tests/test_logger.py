@@ -75,7 +75,7 @@ def test_a_run_stopped_within_its_first_epoch_resumes_with_no_row_or_without_its
     one_epoch(logger, 1)
     _, rows = read_progress(tmp_path / "progress.txt")
     assert [int(r[0]) for r in rows] == [1]
-    with pytest.raises(ValueError, match="is missing, but the checkpoint is at epoch 2"):
+    with pytest.raises(ValueError, match="is missing; the checkpoint is at epoch 2"):
         EpochLogger(str(tmp_path / "lost")).resume(2)
 
 
