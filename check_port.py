@@ -18,13 +18,16 @@ checked, never as passed.
 Exit status: 0 every checked piece matches (notes allowed), 1 a piece differs, 2 the adapter
 or the command line is wrong (one line: the piece, or the option, and what was expected).
 """
+import contextlib
 import copy
 import glob
 import importlib
 import importlib.util
+import logging
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -239,7 +242,7 @@ class Port:
     """The adapter, built fresh for each piece (fresh optimizers), its calls guarded."""
 
     def __init__(self, cls, dims):
-        self.cls, self.dims = cls, dims
+        self.cls, self.dims, self.warned = cls, dims, {}
         self.settings = read_settings(cls)
         self.takes_noise = bool(getattr(cls, "takes_noise", False))
 
@@ -262,7 +265,8 @@ class Port:
 
     def call(self, piece, fn, *args):
         try:
-            return fn(*args)
+            with quiet(self.warned):
+                return fn(*args)
         except UserError:
             raise
         except Exception as e:  # the port's own error, said in one line
@@ -325,6 +329,23 @@ class Port:
             got["target_action"] = self.array(f"{piece}()['target_action']", out["target_action"],
                                               [(rows, self.dims[1])])
         return got
+
+
+@contextlib.contextmanager
+def quiet(warned):
+    """A port's call without its noise in the report: its Python warnings collected in
+    ``warned`` (message -> count; main() prints them after the report, once each) and the
+    log lines of its libraries (skrl's, TensorFlow's absl) left out."""
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+        for w in caught:
+            said = f"{w.category.__name__}: {str(w.message).strip().splitlines()[0][:200]}"
+            warned[said] = warned.get(said, 0) + 1
 
 
 def read_settings(cls):
@@ -447,6 +468,7 @@ def check(adapter_cls, env_id="BipedalWalker-v3", seed=0, out=print):
     critic_pieces(rep, port, ref, batch, normal, a2)
     actor_and_targets(rep, port, ref, batch, normal)
     trick2(rep, port, ref, batch, rng, act_dim)
+    rep.warned = port.warned
     return rep
 
 
@@ -1053,7 +1075,9 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0, help="the weights', the batch's and the noise's")
     args = p.parse_args(argv)
     start = time.perf_counter()
-    cls = load_adapter(args.adapter)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ info lines: not ours
+    with quiet({}):  # (what importing a port's framework warns about is not the port's)
+        cls = load_adapter(args.adapter)
     print(f"checking {args.adapter} against td3.py on {args.env} (batch {B})", flush=True)
     rep = check(cls, args.env, args.seed, out=lambda s: print(s, flush=True))
     named = ", ".join(variants.TABLE[m].label for m in rep.named)
@@ -1062,6 +1086,8 @@ def main(argv=None):
           + (f"; noted, not mistakes: {noted}" if noted else "")
           + (f"; not checked: {', '.join(rep.unchecked)}" if rep.unchecked else "")
           + f" ({time.perf_counter() - start:.1f} s)")
+    for said, n in rep.warned.items():  # after the report, once each
+        print(f"the port warned while it ran: {said}" + (f" ({n} times)" if n > 1 else ""))
     return 1 if rep.failed else 0
 
 

@@ -408,3 +408,32 @@ def test_the_sample_report_in_the_docs_is_what_the_checker_prints(tf_port):
     start = doc.index("```\nchecking notebooks.tf_port:SeedPort") + 4
     sample = doc[start:doc.index("```", start)].rstrip("\n").splitlines()
     assert code == 1 and sample == [line[:150].rstrip() for line in out.strip().splitlines()], out
+
+
+class _Noisy(td3_port.Adapter):
+    """A port whose framework warns and logs while it updates, as a library does."""
+
+    def update(self, batch, normal):
+        import logging
+        import warnings
+        warnings.warn("Using a target size that is different to the input size", UserWarning)
+        logging.getLogger("a_library").warning("sampling from the memory")
+        return super().update(batch, normal)
+
+
+def test_a_ports_warnings_and_logs_stay_out_of_the_report(capfd):
+    """The report is one line per piece: a library's log lines are left out, and the port's
+    own warnings come after the summary, once each, with how often."""
+    from conftest import run_cli
+    sys.modules["_noisy_port"] = type(sys)("_noisy_port")
+    sys.modules["_noisy_port"].Adapter = _Noisy
+    try:
+        code, out, err = run_cli("_noisy_port:Adapter", script="check_port.py")
+    finally:
+        del sys.modules["_noisy_port"]
+    lines = out.strip().splitlines()
+    summary = next(i for i, l in enumerate(lines) if "piece(s) differ" in l)
+    assert code == 0 and "sampling from the memory" not in out + err + capfd.readouterr().err, out
+    assert not any("target size" in l for l in lines[:summary]), out
+    assert lines[summary + 1].startswith("the port warned while it ran: UserWarning: Using a "
+                                         "target size that is different to the input size ("), out
