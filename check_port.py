@@ -235,6 +235,18 @@ def sample(x, n=4):
     return "[" + ", ".join(f"{v:.4g}" for v in x[:n]) + (", ...]" if x.size > n else "]")
 
 
+def differ(what, got, want, n=4, are="is"):
+    """``what`` the port's and td3.py's side by side, at the places they differ most (the first
+    values of each may well agree), and how many differ."""
+    got, want = np.ravel(np.asarray(got, np.float64)), np.ravel(np.asarray(want, np.float64))
+    gap = np.abs(got - want)
+    off = gap > 1e-4 * max(np.abs(want).max(initial=0.0), 1e-8)
+    at = np.sort(np.argsort(-gap, kind="stable")[:min(n, int(off.sum()) or n)])
+    show = lambda x: "[" + ", ".join(f"{v:.4g}" for v in x[at]) + "]"
+    return (f"{what} {show(got)} where td3.py's {are} {show(want)} (at {', '.join(map(str, at))}; "
+            f"{int(off.sum()):,} of {got.size:,} differ)")
+
+
 # ------------------------------------------------------------------------------------------
 # The port's side: every call through one guard, so that a broken adapter is one line
 # ------------------------------------------------------------------------------------------
@@ -348,6 +360,36 @@ def quiet(warned):
             warned[said] = warned.get(said, 0) + 1
 
 
+@contextlib.contextmanager
+def native_stderr_off():
+    """File descriptor 2 to /dev/null: what C++ code writes there (TensorFlow's absl lines, which
+    its log-level variable does not reach when another library imports it). A Python error
+    still reaches the user: load_adapter turns it into one line, said after this."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def read_advice(cls):
+    """An adapter's ``advice``: what to change for a named mistake, in its library's terms
+    (skrl's ``polyak`` is the paper's tau, so "polyak is 1 - tau" would be backwards there)."""
+    advice = getattr(cls, "advice", {})
+    if not isinstance(advice, dict) or not all(isinstance(v, str) for v in advice.values()):
+        raise UserError("the adapter's advice must be a dict of sentences by mistake name")
+    unknown = sorted(set(advice) - set(variants.TABLE))
+    if unknown:
+        raise UserError(f"the adapter's advice names no known mistake: {', '.join(unknown)} "
+                        f"(known: {', '.join(variants.TABLE)})")
+    return advice
+
+
 def read_settings(cls):
     s = getattr(cls, "settings", None)
     if not isinstance(s, dict):
@@ -383,7 +425,7 @@ def read_settings(cls):
 class Report:
     def __init__(self, out=print):
         self.out, self.lines, self.named, self.failed, self.unchecked = out, [], [], [], []
-        self.noted = []
+        self.noted, self.advice = [], {}
         self.forward_failed = False
 
     def line(self, status, piece, text):
@@ -404,7 +446,7 @@ class Report:
         NOTE for a difference that is not a mistake (variants.py's bug=False)."""
         v = variants.TABLE[variant]
         (self.named if v.bug else self.noted).append(variant)
-        advice = variants.advice(variant)
+        advice = self.advice.get(variant) or variants.advice(variant)  # the port's terms first
         self.line("DIFFERS" if v.bug else "NOTE", piece, f"matches: {v.label}{how}. What it "
                   f"does: {v.effect}. {advice[0].upper()}{advice[1:]}."
                   + evidence(variant, self.env) + (f" {extra}" if extra else ""))
@@ -448,7 +490,7 @@ def check(adapter_cls, env_id="BipedalWalker-v3", seed=0, out=print):
     s = port.settings
     ref = Reference(env.observation_space, env.action_space, s, seed)
     rep = Report(out)
-    rep.env = env_id
+    rep.env, rep.advice = env_id, read_advice(adapter_cls)
     rng = np.random.default_rng(seed)
     batch = dict(obs=rng.standard_normal((B, obs_dim)), act=rng.uniform(low, high, (B, act_dim)),
                  rew=rng.standard_normal(B), obs2=rng.standard_normal((B, obs_dim)),
@@ -525,8 +567,8 @@ def forward_passes(rep, port, ref, batch, unit):
         elif rel(got, tanh_only) < TOL:
             rep.name("actor_unscaled", "actor forward")
         else:
-            rep.line("DIFFERS", "actor forward", f"pi(s) {sample(got)} where td3.py's is "
-                     f"{sample(want)}: check the layer order, the activations, tanh at the end")
+            rep.line("DIFFERS", "actor forward", differ("pi(s)", got, want)
+                     + ": check the layer order, the activations, tanh at the end")
     else:
         rep.line("NOT CHECKED", "actor forward", "the adapter has no actor(obs)")
     if port.has("critics"):
@@ -549,8 +591,8 @@ def forward_passes(rep, port, ref, batch, unit):
         elif rel(q1, swapped[0]) < TOL and rel(q2, swapped[1]) < TOL:
             rep.name("action_first", "critics forward")
         else:
-            rep.line("DIFFERS", "critics forward", f"Q1 {sample(q1)} where td3.py's is "
-                     f"{sample(w1)}; Q2 {sample(q2)} where td3.py's is {sample(w2)}")
+            rep.line("DIFFERS", "critics forward",
+                     differ("Q1", q1, w1) + "; " + differ("Q2", q2, w2))
     else:
         rep.line("NOT CHECKED", "critics forward", "the adapter has no critics(obs, act)")
 
@@ -652,7 +694,7 @@ def target_action_verdict(rep, ref, obs2, normal, got, want, piece="trick 3, tar
     if hit:
         rep.name(hit[0], piece)
     else:
-        rep.line("DIFFERS", piece, f"a' {sample(got)} where td3.py's is {sample(want)}")
+        rep.line("DIFFERS", piece, differ("a'", got, want))
     return got
 
 
@@ -713,10 +755,24 @@ CRITIC_LOSS_MISTAKES = swapped_at("critic_loss")
 
 
 def critic_pieces(rep, port, ref, batch, normal, a2):
+    """Trick 1's target and the critics' step. The step runs first, so that a target action it
+    used that differs is said before the pieces it moves (the cause before its knock-on)."""
     step = "critic_step" if port.has("critic_step") else "update" if port.has("update") else None
     piece = "critic loss gradients"
-    if port.has("td_target"):
-        target_piece(rep, port, ref, batch, normal, a2)
+    used = seen = None
+    if step:
+        a = port.new(ref.w0)
+        seen = port.observed(step, port.call(step, getattr(a, step), batch, normal), ref.w0)
+        after = port.weights(a, ref.w0)
+        used = seen.get("target_action")
+        if used is not None and a2 is not None and port.takes_noise and rel(used, a2) >= TOL:
+            used = target_action_verdict(rep, ref, batch["obs2"], normal, used, a2,  # trick 3
+                                         "trick 3, the target action the step used")
+        elif used is not None and a2 is not None and port.takes_noise and \
+                not port.has("target_action"):
+            target_action_verdict(rep, ref, batch["obs2"], normal, used, a2)
+    if port.has("td_target"):  # y from the a' the port used, so that a' is not blamed twice
+        target_piece(rep, port, ref, batch, normal, a2 if used is None else used)
     elif step:
         rep.line("NOTE", "trick 1, TD target", "the adapter has no td_target: the target is "
                  "checked through the critics' gradients below")
@@ -726,15 +782,6 @@ def critic_pieces(rep, port, ref, batch, normal, a2):
     if step is None:
         rep.line("NOT CHECKED", piece, "the adapter has no critic_step or update")
         return
-    a = port.new(ref.w0)
-    seen = port.observed(step, port.call(step, getattr(a, step), batch, normal), ref.w0)
-    after = port.weights(a, ref.w0)
-    used = seen.get("target_action")
-    if used is not None and a2 is not None and port.takes_noise and rel(used, a2) >= TOL:
-        used = target_action_verdict(rep, ref, batch["obs2"], normal, used, a2,  # trick 3 here
-                                     "trick 3, the target action the step used")
-    elif used is not None and a2 is not None and port.takes_noise and not port.has("target_action"):
-        target_action_verdict(rep, ref, batch["obs2"], normal, used, a2)
     if used is None:
         used = a2
     if used is None:
@@ -798,8 +845,8 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
         hit, n = hits[nets[0]], nets[0]
         piece = "both critics' gradients" if same else f"{n.upper()}'s gradients"
         if hit is None:
-            rep.line("DIFFERS", piece, f"no known mistake reproduces them: {sample(flat(grads[n]))}"
-                     f" where td3.py's are {sample(flat(want[n]))}")
+            rep.line("DIFFERS", piece, "no known mistake reproduces them: "
+                     + differ("gradients", flat(grads[n]), flat(want[n]), are="are"))
             continue
         m, k = hit
         summed = abs(k - B) < 1e-2 * B
@@ -867,7 +914,7 @@ def target_piece(rep, port, ref, batch, normal, a2):
     if hit:
         rep.name(hit[0], piece)
     else:
-        rep.line("DIFFERS", piece, f"y {sample(got)} where td3.py's is {sample(want)}; "
+        rep.line("DIFFERS", piece, differ("y", got, want) + "; "
                  + which_term(got, r.numpy(), d.numpy(), m.numpy(), g))
 
 
@@ -936,7 +983,7 @@ def check_actor(rep, port, ref, batch, before, after, grads):
                          "td3.py's: check the actor loss's weighting (a mean over the batch)")
             else:
                 rep.line("DIFFERS", piece, f"no known mistake reproduces the actor's gradients: "
-                         f"{sample(flat(grads['pi']))} where td3.py's are {sample(flat(want))}")
+                         + differ("gradients", flat(grads["pi"]), flat(want), are="are"))
         src = grads["pi"]
     else:
         src = want
@@ -1076,8 +1123,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     start = time.perf_counter()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's C++ info lines: not ours
-    with quiet({}):  # (what importing a port's framework warns about is not the port's)
-        cls = load_adapter(args.adapter)
+    with quiet({}), native_stderr_off():  # what importing a port's frameworks prints (their
+        cls = load_adapter(args.adapter)     # warnings, TensorFlow's C++ lines) is not the port's
     print(f"checking {args.adapter} against td3.py on {args.env} (batch {B})", flush=True)
     rep = check(cls, args.env, args.seed, out=lambda s: print(s, flush=True))
     named = ", ".join(variants.TABLE[m].label for m in rep.named)

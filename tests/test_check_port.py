@@ -437,3 +437,103 @@ def test_a_ports_warnings_and_logs_stay_out_of_the_report(capfd):
     assert not any("target size" in l for l in lines[:summary]), out
     assert lines[summary + 1].startswith("the port warned while it ran: UserWarning: Using a "
                                          "target size that is different to the input size ("), out
+
+
+def test_a_target_action_mistake_is_said_once_before_the_pieces_it_moves():
+    """One cause, one line, in order: a' seen only through the step is judged first, and y is
+    then compared on that a' (not reported again as a difference of its own)."""
+    class YFromItsOwnA2(td3_port.Adapter):
+        swaps = {"target_action": pm.noise_unclipped}
+
+        def td_target(self, batch, normal):  # y on the port's own (unclipped) a'
+            a2 = torch.as_tensor(td3_port.Adapter.target_action(self, batch["obs2"], normal))
+            t = self.ac_targ
+            with torch.no_grad():
+                o2 = torch.as_tensor(batch["obs2"])
+                return core.clipped_double_q_target(
+                    torch.as_tensor(batch["rew"]), torch.as_tensor(batch["done"]),
+                    t.q1(o2, a2), t.q2(o2, a2), self.hp.gamma).numpy()
+
+    no_method = type("NoMethod", (YFromItsOwnA2,), {"target_action": None})
+    rep, out = check(no_method)
+    assert rep.named == ["noise_unclipped"], out
+    assert rep.failed == ["trick 3, the target action the step used"], out
+    pieces = [line[12:].split(":")[0] for line in out.splitlines()]
+    assert pieces.index("trick 3, the target action the step used") < pieces.index(
+        "trick 1, TD target"), out
+    assert status(out, "trick 1, TD target") == ["PASS"], out
+
+
+def test_a_differs_line_shows_the_values_that_differ():
+    """The first values of both sides may agree: the line shows where they part."""
+    got, want = np.zeros(256), np.zeros(256)
+    got[200] = 1.5
+    said = check_port.differ("y", got, want)
+    assert "[1.5]" in said and "at 200" in said and "1 of 256 differ" in said, said
+
+
+# ---- installable TD3s, each through its own update code (notebooks/*_port.py) ----
+sys.path.insert(0, check_port.os.path.join(ROOT, "benchmarks"))
+import check_libraries  # noqa: E402
+
+LIBRARY_CHECKS = [(module, adapter, env) for module, adapter, _, envs in check_libraries.CHECKS
+                  for env in envs]
+
+
+def verdicts(report):
+    """Each line's status and piece: what a report says, without its numbers."""
+    return [(line[:11].strip(), line[12:].split(":")[0]) for line in report.splitlines()
+            if line[:11].strip() in ("PASS", "DIFFERS", "NOTE", "NOT CHECKED")]
+
+
+@pytest.mark.parametrize("module,adapter,env", LIBRARY_CHECKS,
+                         ids=[f"{a}-{e}" for _, a, e in LIBRARY_CHECKS])
+def test_each_library_says_what_its_committed_report_says(module, adapter, env):
+    """results/porting/libraries holds what benchmarks/check_libraries.py wrote; the checker
+    still says the same, line by line (the numbers may move with the CPU)."""
+    need(module)
+    path = check_port.os.path.join(check_libraries.OUT, check_libraries.report_name(adapter, env))
+    committed = open(path).read()
+    name, cls = adapter.split(":")
+    lines = []
+    rep = check_port.check(getattr(importlib.import_module(f"notebooks.{name}"), cls), env,
+                           out=lines.append)
+    fresh = "\n".join(lines)
+    assert verdicts(fresh) == verdicts(committed), fresh
+    said = check_libraries.summary(committed)
+    assert said.startswith(f"{len(rep.failed)} piece(s) differ"), (said, fresh)
+    for m in rep.named:
+        assert variants.TABLE[m].label in said, (said, fresh)
+
+
+def test_the_library_table_in_the_docs_is_the_committed_one():
+    table = open(check_port.os.path.join(check_libraries.OUT, "table.md")).read()
+    assert table in open(check_port.os.path.join(ROOT, "docs", "check_port.md")).read()
+
+
+def test_skrl_without_smoothing_is_named_however_the_adapter_declares_it():
+    need("skrl")
+    from notebooks import skrl_port
+    declared = type("Declared", (skrl_port.Defaults,),
+                    {"settings": dict(skrl_port.Defaults.settings, target_noise=0.2)})
+    rep, out = check(declared)
+    assert rep.named == ["no_smoothing"] and rep.failed == ["trick 3, target action"], out
+
+
+def test_advice_comes_in_the_librarys_own_terms():
+    """skrl's polyak is the paper's tau: a user who sets it to 0.995 is told so in skrl's words."""
+    need("skrl")
+    from notebooks import skrl_port
+    swapped = type("Swapped", (skrl_port.Paper,),
+                   {"settings": dict(skrl_port.Paper.settings, tau=0.995)})
+    rep, out = check(swapped)
+    assert "polyak_as_tau" in rep.named, out
+    line = next(l for l in out.splitlines() if "matches: " + variants.TABLE["polyak_as_tau"].label in l)
+    assert "Set TD3_CFG's polyak to the paper's tau" in line, line
+
+
+def test_advice_for_a_mistake_of_no_name_is_refused_in_one_line():
+    bad = type("Bad", (td3_port.Adapter,), {"advice": {"polyak_is_tau": "set it"}})
+    with pytest.raises(check_port.UserError, match="the adapter's advice names no known mistake: "
+                                                   "polyak_is_tau"):
+        check(bad)
