@@ -121,10 +121,11 @@ class EpochLogger:
         self._write("config.json", json.dumps(config, indent=2, sort_keys=True, default=str))
 
     def store(self, **kwargs):
-        """Save values to be reduced at the end of the epoch. Tensors are kept as they are
+        """Save values to be reduced at the end of the epoch. Tensors are kept, detached from
+        their graph (a stored loss would otherwise hold its whole graph until the epoch ends),
         and converted once, in ``log_tabular``, so storing costs no device sync."""
         for k, v in kwargs.items():
-            self.epoch_dict.setdefault(k, []).append(v)
+            self.epoch_dict.setdefault(k, []).append(v.detach() if hasattr(v, "detach") else v)
 
     def log_tabular(self, key, val=None, with_min_and_max=False, average_only=False):
         """Put ``key`` in this epoch's row: ``val`` if given, else statistics of what was

@@ -148,11 +148,11 @@ def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
         loss_q.backward()
         q_optimizer.step()
         if logger is not None:
-            # Detached tensors, converted once per epoch by the logger: no per-update sync.
-            # (A single critic logs no Q2Vals: its columns read NaN.)
-            logger.store(LossQ=loss_q.detach(), Q1Vals=q1.detach())
+            # Tensors, detached and converted once per epoch by the logger: no per-update
+            # sync. (A single critic logs no Q2Vals: its columns read NaN.)
+            logger.store(LossQ=loss_q, Q1Vals=q1)
             if hp.twin:
-                logger.store(Q2Vals=q2.detach())
+                logger.store(Q2Vals=q2)
 
         # -------------------------------------------------------------------------------
         # Trick 2: Delayed policy updates
@@ -175,7 +175,7 @@ def build_update(ac, ac_targ, hp, logger=None, critic_loss=critic_loss,
         with torch.no_grad():
             core.polyak_update(ac.parameters(), ac_targ.parameters(), hp.polyak)
         if logger is not None:
-            logger.store(LossPi=loss_pi.detach())
+            logger.store(LossPi=loss_pi)
         return True
 
     return update, pi_optimizer, q_optimizer

@@ -35,6 +35,18 @@ def test_progress_columns_and_rows(tmp_path, capsys):
     assert "AverageEpRet" in capsys.readouterr().out  # the table was printed
 
 
+def test_a_stored_loss_keeps_no_graph(tmp_path):
+    """td3.py stores its losses as they come out of backward(): the logger detaches them, so
+    an epoch of updates does not hold an epoch of autograd graphs."""
+    logger = EpochLogger(str(tmp_path))
+    w = torch.ones(3, requires_grad=True)
+    loss = (w * 2).sum()
+    logger.store(LossQ=loss, EpRet=1.0)
+    stored = logger.epoch_dict["LossQ"][0]
+    assert not stored.requires_grad and stored.grad_fn is None and float(stored) == 6.0
+    assert logger.epoch_dict["EpRet"] == [1.0]
+
+
 def test_pandas_reads_progress(tmp_path):
     import pandas as pd  # in requirements.txt: a missing pandas is a failure, not a skip
     logger = EpochLogger(str(tmp_path))
