@@ -311,8 +311,10 @@ def small_disk(tmp_path):
 
 
 def test_a_full_disk_is_one_line_and_the_run_resumes_to_the_same_rows(tmp_path, small_disk):
+    # the paper's networks, so that a checkpoint fills most of the small disk; small batches
     args = ["--env", "Pendulum-v1", "--epochs", 3, "--steps_per_epoch", 1000, "--start_steps", 300,
-            "--update_after", 300, "--num_test_episodes", 1, "--replay_size", 10000]
+            "--update_after", 300, "--num_test_episodes", 1, "--replay_size", 10000,
+            "--batch_size", 16]
     code, _, err = run_cli(*args, "--data_dir", tmp_path / "ref", "--exp_name", "x")
     assert code == 0, err
     code, out, err = run_cli(*args, "--data_dir", small_disk, "--exp_name", "x")
