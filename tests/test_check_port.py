@@ -537,3 +537,21 @@ def test_advice_for_a_mistake_of_no_name_is_refused_in_one_line():
     with pytest.raises(check_port.UserError, match="the adapter's advice names no known mistake: "
                                                    "polyak_is_tau"):
         check(bad)
+
+
+def test_the_docs_table_lists_every_piece_a_report_can_print():
+    import ast
+    tree = ast.parse(open(check_port.__file__).read())
+    pieces = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("line", "name") \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            pieces.add(node.args[1].value)
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "piece" for t in node.targets):
+            for c in ast.walk(node.value):
+                if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                    pieces.add(c.value)
+    doc = open(check_port.os.path.join(ROOT, "docs", "check_port.md")).read()
+    rows = [line.split("|")[1] for line in doc.splitlines() if line.startswith("| ")]
+    missing = [p for p in sorted(pieces) if not any(p in row for row in rows)]
+    assert not missing, missing
