@@ -26,6 +26,7 @@ import importlib.util
 import logging
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -235,12 +236,12 @@ def sample(x, n=4):
     return "[" + ", ".join(f"{v:.4g}" for v in x[:n]) + (", ...]" if x.size > n else "]")
 
 
-def differ(what, got, want, n=4, are="is"):
+def differ(what, got, want, n=4, are="is", tol=TOL):
     """``what`` the port's and td3.py's side by side, at the places they differ most (the first
-    values of each may well agree), and how many differ."""
+    values of each may well agree), and how many differ by more than ``tol`` of the largest."""
     got, want = np.ravel(np.asarray(got, np.float64)), np.ravel(np.asarray(want, np.float64))
     gap = np.abs(got - want)
-    off = gap > 1e-4 * max(np.abs(want).max(initial=0.0), 1e-8)
+    off = gap > tol * max(np.abs(want).max(initial=0.0), 1e-8)
     at = np.sort(np.argsort(-gap, kind="stable")[:min(n, int(off.sum()) or n)])
     show = lambda x: "[" + ", ".join(f"{v:.4g}" for v in x[at]) + "]"
     return (f"{what} {show(got)} where td3.py's {are} {show(want)} (at {', '.join(map(str, at))}; "
@@ -362,19 +363,28 @@ def quiet(warned):
 
 @contextlib.contextmanager
 def native_stderr_off():
-    """File descriptor 2 to /dev/null: what C++ code writes there (TensorFlow's absl lines, which
-    its log-level variable does not reach when another library imports it). A Python error
-    still reaches the user: load_adapter turns it into one line, said after this."""
+    """File descriptor 2 held aside while a port's frameworks load: what C++ code writes there
+    (TensorFlow's absl lines, which its log-level variable does not reach when another library
+    imports it). If the load fails, all of it is printed before the error's line: the reason
+    may be there (numpy's "compiled using NumPy 1.x", a C++ check). A crash of native code
+    takes its lines with it: ``python -c "import <module>"`` shows them."""
     sys.stderr.flush()
     saved = os.dup(2)
+    held = tempfile.TemporaryFile()
+    os.dup2(held.fileno(), 2)
     try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 2)
-            yield
+        yield
+    except BaseException:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        held.seek(0)
+        sys.stderr.write(held.read().decode(errors="replace"))
+        raise
     finally:
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
+        held.close()
 
 
 def read_advice(cls):
@@ -628,8 +638,12 @@ def trick3(rep, port, ref, batch, normal, obs_dim, act_dim, unit, rng):
     want = ref.target_action(batch["obs2"], normal).numpy()
     exact = port.takes_noise and port.has("target_action")
     if trick3_off(ref.s) and not exact:
-        rep.line("NOT CHECKED", piece, "the declared settings add no noise (trick 3 is off, said "
-                 "above): a' is checked as pi'(s') in the critic step below")
+        if port.has("critic_step") or port.has("update"):
+            rep.line("NOTE", piece, "the declared settings add no noise (trick 3 is off, said "
+                     "above): the a' the critic step reports is compared with pi'(s') below")
+        else:
+            rep.line("NOT CHECKED", piece, "the declared settings add no noise (trick 3 is off, "
+                     "said above), and the adapter has no step to report the a' it used")
         return want
     if exact:
         a = port.new(ref.w0)
@@ -765,14 +779,21 @@ def critic_pieces(rep, port, ref, batch, normal, a2):
         seen = port.observed(step, port.call(step, getattr(a, step), batch, normal), ref.w0)
         after = port.weights(a, ref.w0)
         used = seen.get("target_action")
-        if used is not None and a2 is not None and port.takes_noise and rel(used, a2) >= TOL:
+        # the step's a' against td3.py's: for the same draws, or with trick 3 off (a' = pi'(s'))
+        same_draws = port.takes_noise or trick3_off(ref.s)
+        if used is not None and a2 is not None and same_draws and rel(used, a2) >= TOL:
             used = target_action_verdict(rep, ref, batch["obs2"], normal, used, a2,  # trick 3
                                          "trick 3, the target action the step used")
-        elif used is not None and a2 is not None and port.takes_noise and \
+        elif used is not None and a2 is not None and same_draws and \
                 not port.has("target_action"):
             target_action_verdict(rep, ref, batch["obs2"], normal, used, a2)
-    if port.has("td_target"):  # y from the a' the port used, so that a' is not blamed twice
-        target_piece(rep, port, ref, batch, normal, a2 if used is None else used)
+        elif used is None and trick3_off(ref.s) and not port.has("target_action"):
+            rep.line("NOT CHECKED", "trick 3, target action", "the step did not report the a' "
+                     "it used (return target_action from it)")
+    if port.has("td_target"):  # y on td3.py's a' or on the port's own: a' not blamed twice
+        own = used if port.takes_noise and used is not None and a2 is not None and \
+            rel(used, a2) >= TOL else None  # (a port drawing its own noise draws again)
+        target_piece(rep, port, ref, batch, normal, a2, own)
     elif step:
         rep.line("NOTE", "trick 1, TD target", "the adapter has no td_target: the target is "
                  "checked through the critics' gradients below")
@@ -846,7 +867,8 @@ def critic_gradients(rep, ref, batch, used, grads, want, exact_noise, normal):
         piece = "both critics' gradients" if same else f"{n.upper()}'s gradients"
         if hit is None:
             rep.line("DIFFERS", piece, "no known mistake reproduces them: "
-                     + differ("gradients", flat(grads[n]), flat(want[n]), are="are"))
+                     + differ("gradients", flat(grads[n]), flat(want[n]), are="are",
+                              tol=GRAD_TOL))
             continue
         m, k = hit
         summed = abs(k - B) < 1e-2 * B
@@ -880,7 +902,9 @@ def adam_effect(ref, g, k):
             f"{k:.3g} times as far")
 
 
-def target_piece(rep, port, ref, batch, normal, a2):
+def target_piece(rep, port, ref, batch, normal, a2, own=None):
+    """y against td3.py's on the same a' (``a2``), or on the a' the port's step used (``own``,
+    where that differed): the port's td_target may build its a' either way."""
     piece = "trick 1, TD target"
     a = port.new(ref.w0)
     got = port.array("td_target", port.call("td_target", a.td_target, batch, normal),
@@ -894,6 +918,8 @@ def target_piece(rep, port, ref, batch, normal, a2):
         return
     want = ref.td_target(batch, used)
     column, got = got.ndim == 2, got.reshape(B)
+    if own is not None and rel(got, want) >= TOL and rel(got, ref.td_target(batch, own)) < TOL:
+        used, want = own, ref.td_target(batch, own)  # y on the step's own a' (said above)
     if rel(got, want) < TOL:
         rep.line("PASS", piece, "y = r + gamma * (1 - d) * min(Q1', Q2') from the target "
                  "networks" + (" (returned as (B, 1): fine where both sides are)"
@@ -983,7 +1009,8 @@ def check_actor(rep, port, ref, batch, before, after, grads):
                          "td3.py's: check the actor loss's weighting (a mean over the batch)")
             else:
                 rep.line("DIFFERS", piece, f"no known mistake reproduces the actor's gradients: "
-                         + differ("gradients", flat(grads["pi"]), flat(want), are="are"))
+                         + differ("gradients", flat(grads["pi"]), flat(want), are="are",
+                                  tol=GRAD_TOL))
         src = grads["pi"]
     else:
         src = want

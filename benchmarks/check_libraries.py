@@ -8,8 +8,8 @@ Each adapter of notebooks/ (SB3, skrl, Tianshou, TorchRL) drives its library's o
 on the checker's batch and weights. Each is checked on BipedalWalker-v3 (bounds +-1, as SB3 and
 Tianshou need) and, where the adapter takes other bounds, on Pendulum-v1 (bounds +-2, where a
 noise given in action units shows). Every report goes to results/porting/libraries/<name>.txt
-as check_port.py printed it, and the table to results/porting/libraries/table.md. A library
-that cannot be imported is said in one line and left out.
+as check_port.py printed it, and the table to results/porting/libraries/table.md, all at the
+end. A library that cannot be imported stops it, in one line, before anything is written.
 """
 import os
 import re
@@ -46,28 +46,34 @@ def summary(report):
 
 
 def main():
-    os.makedirs(OUT, exist_ok=True)
     rows = ["| library | adapter | settings | env | exit | what the checker says |",
             "|---|---|---|---|---:|---|"]
+    reports = {}
     for module, adapter, settings, envs in CHECKS:
         try:
             version = __import__(module).__version__
-        except ImportError as e:
-            print(f"skipped {adapter}: cannot import {module} ({e}); "
-                  "pip install -r requirements-ports.txt", flush=True)
-            continue
+        except ImportError as e:  # the committed table needs every library: none is left out
+            sys.exit(f"check_libraries: cannot import {module} ({e}); "
+                     "pip install -r requirements-ports.txt")
         for env in envs:
             p = subprocess.run([sys.executable, "check_port.py", f"notebooks.{adapter}", "--env",
                                 env], cwd=ROOT, capture_output=True, text=True)
             if p.returncode not in (0, 1):
                 sys.exit(f"check_libraries: {adapter} on {env} exited {p.returncode}: "
                          f"{(p.stderr or p.stdout).strip().splitlines()[-1:]}")
-            with open(os.path.join(OUT, report_name(adapter, env)), "w") as f:
-                f.write(p.stdout)
+            reports[report_name(adapter, env)] = p.stdout
             said = summary(p.stdout)
             print(f"{adapter} on {env}: exit {p.returncode}, {said}", flush=True)
             rows.append(f"| {module} {version} | `{adapter}` | {settings} | {env} | "
                         f"{p.returncode} | {said} |")
+    # every check ran: the reports and the table written together, old reports gone
+    os.makedirs(OUT, exist_ok=True)
+    for name in os.listdir(OUT):
+        if name.endswith(".txt") and name not in reports:
+            os.remove(os.path.join(OUT, name))
+    for name, text in reports.items():
+        with open(os.path.join(OUT, name), "w") as f:
+            f.write(text)
     with open(os.path.join(OUT, "table.md"), "w") as f:
         f.write("\n".join(rows) + "\n")
     print("\n".join(rows))

@@ -60,10 +60,18 @@ def _linears(model):
     return [m for m in model.net if isinstance(m, nn.Linear)]
 
 
+_CFG = TD3_CFG()  # skrl's defaults, read from skrl: a new version's are what gets checked
+_LR = _CFG.learning_rate if isinstance(_CFG.learning_rate, (tuple, list)) else \
+    (_CFG.learning_rate, _CFG.learning_rate)
+
+
 class Defaults:
-    """skrl's TD3_CFG defaults, declared as they are: no target smoothing."""
-    settings = dict(gamma=0.99, tau=0.005, pi_lr=1e-3, q_lr=1e-3, target_noise=0.0,
-                    noise_clip=0.5, policy_delay=2)
+    """skrl's TD3_CFG defaults, declared as they are: no target smoothing (its
+    smooth_regularization_noise is None), polyak the paper's tau."""
+    settings = dict(gamma=_CFG.discount_factor, tau=_CFG.polyak, pi_lr=_LR[0], q_lr=_LR[1],
+                    target_noise=0.0 if _CFG.smooth_regularization_noise is None else
+                    _CFG.smooth_regularization_noise_kwargs["std"],
+                    noise_clip=_CFG.smooth_regularization_clip, policy_delay=_CFG.policy_delay)
     takes_noise = False  # skrl draws its own noise; the critics report the a' it made
     smoothing = None     # TD3_CFG's smooth_regularization_noise std, in action units...
     per_half_range = False  # ...or, where True, in action half-ranges as td3.py's

@@ -17,6 +17,8 @@ How this adapter reaches Tianshou's code, without changing a line of it:
 - Tianshou acts in [-1, 1] and rescales at the env (``action_scaling``), so this adapter takes
   envs whose bounds are +-1 (BipedalWalker-v3), as the SB3 one does.
 """
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -33,10 +35,16 @@ def _linears(module):
     return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
 
 
+# Tianshou's defaults, read from its signatures: a new version's are what gets checked
+_TD3 = {k: p.default for k, p in inspect.signature(TD3.__init__).parameters.items()}
+_LR = inspect.signature(AdamOptimizerFactory.__init__).parameters["lr"].default
+
+
 class Defaults:
     """Tianshou's TD3 with its own defaults, which are the paper's settings."""
-    settings = dict(gamma=0.99, tau=0.005, pi_lr=1e-3, q_lr=1e-3, target_noise=0.2,
-                    noise_clip=0.5, policy_delay=2)
+    settings = dict(gamma=_TD3["gamma"], tau=_TD3["tau"], pi_lr=_LR, q_lr=_LR,
+                    target_noise=_TD3["policy_noise"], noise_clip=_TD3["noise_clip"],
+                    policy_delay=_TD3["update_actor_freq"])
     takes_noise = False  # Tianshou draws its own noise; a hook reports the a' it made
     algorithm = TD3
     advice = {  # what to change, in Tianshou's terms

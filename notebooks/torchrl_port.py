@@ -24,6 +24,8 @@ How this adapter reaches TorchRL's code, without changing a line of it:
 - TD3Loss's policy_noise and noise_clip are in action units; on an env whose bounds are not
   +-1 give them times the action half-range (a setting, not code).
 """
+import inspect
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -31,14 +33,20 @@ from tensordict import TensorDict
 from torchrl.data import Bounded
 from torchrl.modules import MLP, SafeModule, SafeSequential, TanhModule, ValueOperator
 from torchrl.objectives import SoftUpdate, TD3Loss
+from torchrl.objectives.utils import ValueEstimators, default_value_kwargs
 
 _LAYERS = ("0", "2", "4")  # the Linear layers of TorchRL's MLP (ReLUs between)
+# TD3Loss's defaults, read from TorchRL (a new version's are what gets checked); the optimizer,
+# tau and the delay are its TD3 example config's (sota-implementations/td3/config.yaml)
+_LOSS = {k: p.default for k, p in inspect.signature(TD3Loss.__init__).parameters.items()}
+_GAMMA = default_value_kwargs(ValueEstimators.TD0)["gamma"]
 
 
 class Defaults:
-    """TD3Loss with its defaults: a Huber critic loss."""
-    settings = dict(gamma=0.99, tau=0.005, pi_lr=3e-4, q_lr=3e-4, target_noise=0.2,
-                    noise_clip=0.5, policy_delay=2, adam_eps=1e-4)
+    """TD3Loss with its defaults: a Huber critic loss (loss_function="smooth_l1")."""
+    settings = dict(gamma=_GAMMA, tau=0.005, pi_lr=3e-4, q_lr=3e-4,
+                    target_noise=_LOSS["policy_noise"], noise_clip=_LOSS["noise_clip"],
+                    policy_delay=2, adam_eps=1e-4)
     loss = {}  # TD3Loss's keyword arguments beyond the networks
     per_half_range = False  # policy_noise, noise_clip in action units (TD3Loss's), or where
                             # True, times the action half-range (td3.py's units)

@@ -361,7 +361,8 @@ def test_an_adapter_that_loses_the_targets_it_was_given_is_refused_in_one_line()
 
 class _ActorFirst(td3_port.Adapter):
     """td3.py's update in a loop that computes every loss first, then steps: the actor's loss
-    is taken on the critics before their step (TorchRL's example loop)."""
+    is taken on the critics before their step (a loop that calls TorchRL's loss_module(td)
+    once for both losses; its TD3 example steps the critics first)."""
 
     def update(self, batch, normal):
         import td3
@@ -555,3 +556,71 @@ def test_the_docs_table_lists_every_piece_a_report_can_print():
     rows = [line.split("|")[1] for line in doc.splitlines() if line.startswith("| ")]
     missing = [p for p in sorted(pieces) if not any(p in row for row in rows)]
     assert not missing, missing
+
+
+def test_what_a_failing_import_printed_natively_is_shown_before_its_error(tmp_path):
+    """Native output at import is held aside (TensorFlow's lines), but a load that fails shows
+    it: the reason may be there, not in the exception."""
+    f = tmp_path / "failing.py"
+    f.write_text("import os\nos.write(2, b'native: compiled for another numpy\\n')\n"
+                 "raise ImportError('multiarray failed to import')\n")
+    code, out, err = run(f"{f}:Adapter")
+    assert code == 2 and out == "", (out, err)
+    assert err.splitlines() == ["native: compiled for another numpy",
+                                f"error: cannot load {f}: ImportError: multiarray failed to import"]
+
+
+def test_a_port_drawing_its_own_noise_with_a_td_target_is_not_failed():
+    """Its td_target draws again: y cannot be compared, and is said so, not failed."""
+    class OwnY(td3_port.Adapter):
+        takes_noise, target_action = False, None
+
+        def td_target(self, batch, normal):
+            with torch.no_grad():
+                t, o2 = self.ac_targ, torch.as_tensor(batch["obs2"])
+                pi = self.ac.pi
+                a2 = core.smoothed_target_action(t.pi(o2), 0.2, 0.5, pi.act_low, pi.act_high,
+                                                 pi.act_scale)  # its own draw
+                return core.clipped_double_q_target(
+                    torch.as_tensor(batch["rew"]), torch.as_tensor(batch["done"]),
+                    t.q1(o2, a2), t.q2(o2, a2), self.hp.gamma).numpy()
+    rep, out = check(OwnY)
+    assert rep.failed == [], out
+    assert status(out, "trick 1, TD target") == ["NOT CHECKED"], out
+
+
+def test_y_built_on_the_ports_correct_target_action_is_not_blamed_for_its_steps_a2():
+    """The port's target_action is right and its y uses it; its update's a' is not: one line,
+    the step's a', and y passes."""
+    class Split(td3_port.Adapter):
+        swaps = {"target_action": pm.noise_unclipped}
+
+        def target_action(self, obs2, normal):  # td3.py's, not what the update uses
+            self.swaps = {}
+            try:
+                return td3_port.Adapter.target_action(self, obs2, normal)
+            finally:
+                del self.swaps
+
+        def td_target(self, batch, normal):
+            a2 = torch.as_tensor(self.target_action(batch["obs2"], normal))
+            with torch.no_grad():
+                t, o2 = self.ac_targ, torch.as_tensor(batch["obs2"])
+                return core.clipped_double_q_target(
+                    torch.as_tensor(batch["rew"]), torch.as_tensor(batch["done"]),
+                    t.q1(o2, a2), t.q2(o2, a2), self.hp.gamma).numpy()
+    rep, out = check(Split)
+    assert rep.failed == ["trick 3, the target action the step used"], out
+    assert status(out, "trick 1, TD target") == ["PASS"], out
+
+
+def test_trick_3_declared_off_is_compared_on_the_steps_a2_when_the_port_draws_its_own():
+    """skrl with noise in its config, declared without: the a' its step used is not pi'(s')."""
+    need("skrl")
+    from notebooks import skrl_port
+    declared_off = type("DeclaredOff", (skrl_port.Paper,),
+                        {"settings": dict(skrl_port.Paper.settings, target_noise=0.0)})
+    rep, out = check(declared_off)
+    assert "trick 3, the target action the step used" in rep.failed, out
+    rep, out = check(skrl_port.Defaults)  # no noise, as declared: a' = pi'(s') checked
+    assert status(out, "trick 3, target action")[-1] == "PASS", out
