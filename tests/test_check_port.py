@@ -212,17 +212,20 @@ def test_a_port_that_draws_its_own_noise_has_its_noise_mistakes_named_by_statist
     assert rep.named == [mistake], out
 
 
+class Split(td3_port.Adapter):
+    """A port whose target_action method is right while its update clips no noise."""
+    swaps = {"target_action": pm.noise_unclipped}
+
+    def target_action(self, obs2, normal):  # td3.py's, not what the update uses
+        self.swaps = {}
+        try:
+            return td3_port.Adapter.target_action(self, obs2, normal)
+        finally:
+            del self.swaps
+
+
 def test_a_step_whose_target_action_differs_from_its_target_action_method_is_caught():
     """The port's own target_action is right, its update uses another a': the step is judged."""
-    class Split(td3_port.Adapter):
-        swaps = {"target_action": pm.noise_unclipped}
-
-        def target_action(self, obs2, normal):  # td3.py's, not what the update uses
-            self.swaps = {}
-            try:
-                return td3_port.Adapter.target_action(self, obs2, normal)
-            finally:
-                del self.swaps
     rep, out = check(Split)
     assert rep.named == ["noise_unclipped"], out
 
@@ -512,22 +515,22 @@ def test_the_library_table_in_the_docs_is_the_committed_one():
     assert table in open(check_port.os.path.join(ROOT, "docs", "check_port.md")).read()
 
 
-def test_skrl_without_smoothing_is_named_however_the_adapter_declares_it():
+def skrl_declaring(base, **settings):
+    """An skrl adapter class (Defaults or Paper) that declares these settings instead."""
     need("skrl")
     from notebooks import skrl_port
-    declared = type("Declared", (skrl_port.Defaults,),
-                    {"settings": dict(skrl_port.Defaults.settings, target_noise=0.2)})
-    rep, out = check(declared)
+    cls = getattr(skrl_port, base)
+    return type(f"{base}Declaring", (cls,), {"settings": dict(cls.settings, **settings)})
+
+
+def test_skrl_without_smoothing_is_named_however_the_adapter_declares_it():
+    rep, out = check(skrl_declaring("Defaults", target_noise=0.2))
     assert rep.named == ["no_smoothing"] and rep.failed == ["trick 3, target action"], out
 
 
 def test_advice_comes_in_the_librarys_own_terms():
     """skrl's polyak is the paper's tau: a user who sets it to 0.995 is told so in skrl's words."""
-    need("skrl")
-    from notebooks import skrl_port
-    swapped = type("Swapped", (skrl_port.Paper,),
-                   {"settings": dict(skrl_port.Paper.settings, tau=0.995)})
-    rep, out = check(swapped)
+    rep, out = check(skrl_declaring("Paper", tau=0.995))
     assert "polyak_as_tau" in rep.named, out
     line = next(l for l in out.splitlines() if "matches: " + variants.TABLE["polyak_as_tau"].label in l)
     assert "Set TD3_CFG's polyak to the paper's tau" in line, line
@@ -592,16 +595,7 @@ def test_a_port_drawing_its_own_noise_with_a_td_target_is_not_failed():
 def test_y_built_on_the_ports_correct_target_action_is_not_blamed_for_its_steps_a2():
     """The port's target_action is right and its y uses it; its update's a' is not: one line,
     the step's a', and y passes."""
-    class Split(td3_port.Adapter):
-        swaps = {"target_action": pm.noise_unclipped}
-
-        def target_action(self, obs2, normal):  # td3.py's, not what the update uses
-            self.swaps = {}
-            try:
-                return td3_port.Adapter.target_action(self, obs2, normal)
-            finally:
-                del self.swaps
-
+    class SplitY(Split):
         def td_target(self, batch, normal):
             a2 = torch.as_tensor(self.target_action(batch["obs2"], normal))
             with torch.no_grad():
@@ -609,18 +603,14 @@ def test_y_built_on_the_ports_correct_target_action_is_not_blamed_for_its_steps_
                 return core.clipped_double_q_target(
                     torch.as_tensor(batch["rew"]), torch.as_tensor(batch["done"]),
                     t.q1(o2, a2), t.q2(o2, a2), self.hp.gamma).numpy()
-    rep, out = check(Split)
+    rep, out = check(SplitY)
     assert rep.failed == ["trick 3, the target action the step used"], out
     assert status(out, "trick 1, TD target") == ["PASS"], out
 
 
 def test_trick_3_declared_off_is_compared_on_the_steps_a2_when_the_port_draws_its_own():
     """skrl with noise in its config, declared without: the a' its step used is not pi'(s')."""
-    need("skrl")
-    from notebooks import skrl_port
-    declared_off = type("DeclaredOff", (skrl_port.Paper,),
-                        {"settings": dict(skrl_port.Paper.settings, target_noise=0.0)})
-    rep, out = check(declared_off)
+    rep, out = check(skrl_declaring("Paper", target_noise=0.0))
     assert "trick 3, the target action the step used" in rep.failed, out
-    rep, out = check(skrl_port.Defaults)  # no noise, as declared: a' = pi'(s') checked
+    rep, out = check(skrl_declaring("Defaults"))  # no noise, as declared: a' = pi'(s') checked
     assert status(out, "trick 3, target action")[-1] == "PASS", out
