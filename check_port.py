@@ -1,6 +1,7 @@
 """Is my port TD3? Its update beside td3.py's, on the same weights and batch, piece by piece.
 
     python check_port.py notebooks.tf_port:Adapter             # a port, through its adapter
+    python check_port.py notebooks.skrl_port:Defaults          # a library's own update code
     python check_port.py my_adapter.py:Adapter --env Pendulum-v1
 
 A port (to TensorFlow, JAX, or another PyTorch TD3) plugs in through a small adapter, numpy
