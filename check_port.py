@@ -61,23 +61,42 @@ def _linears(module):
     return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
 
 
+def torch_weights(nets):
+    """{name: [W1, b1, W2, b2, ...]} of torch modules' Linear layers, in module order, in the
+    adapter's layout. A PyTorch port's adapter (a library's too) moves its weights with this
+    and the two functions below: notebooks/sb3_port.py shows how."""
+    return {name: [x for lin in _linears(net) for x in (lin.weight.detach().numpy().T.copy(),
+                                                        lin.bias.detach().numpy().copy())]
+            for name, net in nets.items()}
+
+
+def load_torch_weights(nets, w):
+    """Weights in the adapter's layout into torch modules' Linear layers, in module order."""
+    with torch.no_grad():
+        for name, net in nets.items():
+            for i, lin in enumerate(_linears(net)):
+                lin.weight.copy_(torch.as_tensor(w[name][2 * i].T))
+                lin.bias.copy_(torch.as_tensor(w[name][2 * i + 1]))
+
+
+def torch_grads(net):
+    """The gradients a torch module's Linear layers hold, in the adapter's layout (an
+    optimizer's step hook reads them: register_step_post_hook)."""
+    return [x for lin in _linears(net) for x in (lin.weight.grad.numpy().T.copy(),
+                                                 lin.bias.grad.numpy().copy())]
+
+
 def _nets(ac, ac_targ):
     return dict(pi=ac.pi, q1=ac.q1, q2=ac.q2, pi_targ=ac_targ.pi, q1_targ=ac_targ.q1,
                 q2_targ=ac_targ.q2)
 
 
 def get_weights(ac, ac_targ):
-    return {name: [x for lin in _linears(net) for x in (lin.weight.detach().numpy().T.copy(),
-                                                        lin.bias.detach().numpy().copy())]
-            for name, net in _nets(ac, ac_targ).items()}
+    return torch_weights(_nets(ac, ac_targ))
 
 
 def set_weights(ac, ac_targ, w):
-    with torch.no_grad():
-        for name, net in _nets(ac, ac_targ).items():
-            for i, lin in enumerate(_linears(net)):
-                lin.weight.copy_(torch.as_tensor(w[name][2 * i].T))
-                lin.bias.copy_(torch.as_tensor(w[name][2 * i + 1]))
+    load_torch_weights(_nets(ac, ac_targ), w)
 
 
 def _grads(params_by_net, loss):
@@ -1009,7 +1028,7 @@ def check_actor(rep, port, ref, batch, before, after, grads):
                 rep.line("DIFFERS", piece, f"the actor's gradients are {hit[1]:.4g} times "
                          "td3.py's: check the actor loss's weighting (a mean over the batch)")
             else:
-                rep.line("DIFFERS", piece, f"no known mistake reproduces the actor's gradients: "
+                rep.line("DIFFERS", piece, "no known mistake reproduces the actor's gradients: "
                          + differ("gradients", flat(grads["pi"]), flat(want), are="are",
                                   tol=GRAD_TOL))
         src = grads["pi"]

@@ -16,6 +16,8 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
+from check_port import load_torch_weights, torch_grads, torch_weights
+
 
 class _Spaces(gym.Env):  # SB3 builds its networks from an env's spaces
     def __init__(self, obs_dim, act_dim):
@@ -31,10 +33,6 @@ class _Batch:  # stands in for SB3's replay buffer: every sample is the checker'
 
     def sample(self, batch_size, env=None):
         return self.data
-
-
-def _linears(seq):
-    return [m for m in seq if isinstance(m, torch.nn.Linear)]
 
 
 class Adapter:
@@ -60,21 +58,13 @@ class Adapter:
             lambda mod, args: self.seen.__setitem__("target_action", args[1].numpy().copy()))
         for opt, nets in ((p.critic.optimizer, ("q1", "q2")), (p.actor.optimizer, ("pi",))):
             opt.register_step_post_hook(lambda *_, nets=nets: self.seen.setdefault("grads", {}).update(
-                {n: [x for l in _linears(self.nets[n]) for x in (l.weight.grad.numpy().T.copy(),
-                                                                  l.bias.grad.numpy().copy())]
-                 for n in nets}))
+                {n: torch_grads(self.nets[n]) for n in nets}))
 
     def get_weights(self):
-        return {n: [x for l in _linears(seq) for x in (l.weight.detach().numpy().T.copy(),
-                                                       l.bias.detach().numpy().copy())]
-                for n, seq in self.nets.items()}
+        return torch_weights(self.nets)
 
     def set_weights(self, w):
-        with torch.no_grad():
-            for n, seq in self.nets.items():
-                for i, l in enumerate(_linears(seq)):
-                    l.weight.copy_(torch.as_tensor(w[n][2 * i].T))
-                    l.bias.copy_(torch.as_tensor(w[n][2 * i + 1]))
+        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():

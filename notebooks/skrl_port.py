@@ -26,6 +26,8 @@ from skrl.memories.torch import RandomMemory
 from skrl.models.torch import DeterministicMixin, Model
 from skrl.resources.noises.torch import GaussianNoise
 
+from check_port import load_torch_weights, torch_grads, torch_weights
+
 
 class _Actor(DeterministicMixin, Model):
     def __init__(self, observation_space, action_space, scale, bias):
@@ -54,10 +56,6 @@ class _Critic(DeterministicMixin, Model):
         if role.startswith("target"):  # the a' skrl's update built for its target critics
             self.seen["target_action"] = inputs["taken_actions"].detach().numpy().copy()
         return self.net(torch.cat([inputs["observations"], inputs["taken_actions"]], 1)), {}
-
-
-def _linears(model):
-    return [m for m in model.net if isinstance(m, nn.Linear)]
 
 
 _CFG = TD3_CFG()  # skrl's defaults, read from skrl: a new version's are what gets checked
@@ -122,23 +120,13 @@ class Defaults:
                      "q2": a.critic_2, "q1_targ": a.target_critic_1, "q2_targ": a.target_critic_2}
         for opt, nets in ((a.critic_optimizer, ("q1", "q2")), (a.policy_optimizer, ("pi",))):
             opt.register_step_post_hook(lambda *_, nets=nets: self.seen.setdefault(
-                "grads", {}).update({n: self._grads(n) for n in nets}))
-
-    def _grads(self, name):
-        return [x for l in _linears(self.nets[name])
-                for x in (l.weight.grad.numpy().T.copy(), l.bias.grad.numpy().copy())]
+                "grads", {}).update({n: torch_grads(self.nets[n]) for n in nets}))
 
     def get_weights(self):
-        return {n: [x for l in _linears(m) for x in (l.weight.detach().numpy().T.copy(),
-                                                     l.bias.detach().numpy().copy())]
-                for n, m in self.nets.items()}
+        return torch_weights(self.nets)
 
     def set_weights(self, w):
-        with torch.no_grad():
-            for n, m in self.nets.items():
-                for i, l in enumerate(_linears(m)):
-                    l.weight.copy_(torch.as_tensor(w[n][2 * i].T))
-                    l.bias.copy_(torch.as_tensor(w[n][2 * i + 1]))
+        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():

@@ -10,6 +10,7 @@ import torch
 
 import core
 import td3
+from check_port import load_torch_weights, torch_grads, torch_weights
 
 
 class _Space:  # what MLPActorCritic reads of a Box space
@@ -37,25 +38,17 @@ class Adapter:
                     q2_targ=t.q2.net)
 
     def get_weights(self):
-        return {n: [x for l in net if isinstance(l, torch.nn.Linear)
-                    for x in (l.weight.detach().numpy().T.copy(), l.bias.detach().numpy().copy())]
-                for n, net in self.nets().items()}
+        return torch_weights(self.nets())
 
     def set_weights(self, w):
-        with torch.no_grad():
-            for n, net in self.nets().items():
-                for i, l in enumerate(l for l in net if isinstance(l, torch.nn.Linear)):
-                    l.weight.copy_(torch.as_tensor(w[n][2 * i].T))
-                    l.bias.copy_(torch.as_tensor(w[n][2 * i + 1]))
+        load_torch_weights(self.nets(), w)
         self.update_fn = None  # built at the first update: fresh optimizers on these weights
 
     def swap(self, point, default):
         return self.swaps.get(point, default)
 
     def grads(self, names):
-        return {n: [x for l in self.nets()[n] if isinstance(l, torch.nn.Linear)
-                    for x in (l.weight.grad.numpy().T.copy(), l.bias.grad.numpy().copy())]
-                for n in names}
+        return {n: torch_grads(self.nets()[n]) for n in names}
 
     def actor(self, obs):
         return self.ac.act(obs)

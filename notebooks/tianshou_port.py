@@ -25,14 +25,12 @@ import torch
 from tianshou.algorithm import TD3
 from tianshou.algorithm.modelfree.ddpg import ContinuousDeterministicPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
-from tianshou.data import Batch, ReplayBuffer
+from tianshou.data import ReplayBuffer
 from tianshou.utils.net.common import Net
 from tianshou.utils.net.continuous import ContinuousActorDeterministic, ContinuousCritic
 from tianshou.utils.torch_utils import policy_within_training_step
 
-
-def _linears(module):
-    return [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+from check_port import load_torch_weights, torch_grads, torch_weights
 
 
 # Tianshou's defaults, read from its signatures: a new version's are what gets checked
@@ -84,23 +82,13 @@ class Defaults:
                                                     args[1].detach().numpy().copy()))
         for opt, net in ((a.critic_optim, "q1"), (a.critic2_optim, "q2"), (a.policy_optim, "pi")):
             opt._optim.register_step_post_hook(lambda *_, net=net: self.seen.setdefault(
-                "grads", {}).__setitem__(net, self._grads(net)))
-
-    def _grads(self, name):
-        return [x for l in _linears(self.nets[name])
-                for x in (l.weight.grad.numpy().T.copy(), l.bias.grad.numpy().copy())]
+                "grads", {}).__setitem__(net, torch_grads(self.nets[net])))
 
     def get_weights(self):
-        return {n: [x for l in _linears(m) for x in (l.weight.detach().numpy().T.copy(),
-                                                     l.bias.detach().numpy().copy())]
-                for n, m in self.nets.items()}
+        return torch_weights(self.nets)
 
     def set_weights(self, w):
-        with torch.no_grad():
-            for n, m in self.nets.items():
-                for i, l in enumerate(_linears(m)):
-                    l.weight.copy_(torch.as_tensor(w[n][2 * i].T))
-                    l.bias.copy_(torch.as_tensor(w[n][2 * i + 1]))
+        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():
