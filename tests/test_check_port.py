@@ -614,3 +614,21 @@ def test_trick_3_declared_off_is_compared_on_the_steps_a2_when_the_port_draws_it
     assert "trick 3, the target action the step used" in rep.failed, out
     rep, out = check(skrl_declaring("Defaults"))  # no noise, as declared: a' = pi'(s') checked
     assert status(out, "trick 3, target action")[-1] == "PASS", out
+
+
+def test_a_differs_line_in_a_report_shows_the_rows_that_differ():
+    """A y that parts from td3.py's on four rows only: its line shows those rows, not the first
+    four, which agree."""
+    class FourRowsOff(td3_port.Adapter):
+        def td_target(self, batch, normal):
+            a2 = torch.as_tensor(self.target_action(batch["obs2"], normal))
+            with torch.no_grad():
+                t, o2 = self.ac_targ, torch.as_tensor(batch["obs2"])
+                y = core.clipped_double_q_target(
+                    torch.as_tensor(batch["rew"]), torch.as_tensor(batch["done"]),
+                    t.q1(o2, a2), t.q2(o2, a2), self.hp.gamma).numpy()
+            y[200:204] += 1.0
+            return y
+    rep, out = check(FourRowsOff)
+    line = next(l for l in out.splitlines() if l[12:].startswith("trick 1, TD target:"))
+    assert line.startswith("DIFFERS") and "at 200, 201, 202, 203; 4 of 256 differ" in line, line
