@@ -169,3 +169,28 @@ def test_the_single_critic_sentence_is_the_committed_ablations():
     with open(README, encoding="utf-8") as f:
         text = " ".join(f.read().split())
     assert "every single-critic run overestimates and is far lower at 200,000 env steps" in text
+
+
+def test_each_notebooks_time_is_the_one_stored_in_it():
+    """README's time beside each notebook is its cells' run as the stored notebook records it
+    (from the first cell's start to the last cell's end), to its rounding."""
+    import datetime
+    import json
+    text = open(README, encoding="utf-8").read()
+    text = text[text.index("## Notebooks"):]
+    text = text[:text.index("\n## ")]
+    when = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    paths = sorted(glob.glob(os.path.join(ROOT, "notebooks", "*.ipynb")))
+    assert len(paths) == 4
+    for path in paths:
+        name = os.path.basename(path)
+        said = re.search(rf"\(notebooks/{re.escape(name)}\)[^\n]*\n?[^\n]*?\((?:about\s+)?"
+                         r"([\d.]+)\s+(s|minutes?)\b", text)
+        assert said, f"README gives no time for {name}"
+        runs = [c["metadata"].get("execution") for c in json.load(open(path))["cells"]
+                if c["cell_type"] == "code"]
+        runs = [r for r in runs if r]
+        took = (when(runs[-1]["shell.execute_reply"])
+                - when(runs[0]["iopub.execute_input"])).total_seconds()
+        value = float(said.group(1)) * (60 if said.group(2).startswith("minute") else 1)
+        assert abs(value - took) <= max(1.0, 0.1 * took), (name, value, took)
