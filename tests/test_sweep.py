@@ -214,11 +214,10 @@ def test_sweep_finishes_every_run_as_td3_py_would(grid, env, tmp_path):
         assert {"config.json", "progress.txt", "ckpt.pt", "best.pt", "sweep.log"} <= files
         assert [r[0] for r in progress(grid["data"] / run)] == ["Epoch", *map(str, range(1, EPOCHS + 1))]
     # Each run is what python td3.py writes for the same command, config and numbers alike.
-    args = [*TINY, "--seed", 1, "--no_twin", "--no_delay", "--no_smoothing",
-            "--data_dir", tmp_path, "--threads", 1]
-    code = subprocess.run([sys.executable, "td3.py", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True).returncode
-    assert code == 0
+    from conftest import run_cli  # here: td3.py imports this module for SweepExploding-v0
+    code, _, err = run_cli(*TINY, "--seed", 1, "--no_twin", "--no_delay", "--no_smoothing",
+                           "--data_dir", tmp_path, "--threads", 1, "--quiet")
+    assert code == 0, err
     by_hand = tmp_path / RUNS[3]
     assert config(by_hand) == config(grid["data"] / RUNS[3])
     assert progress(by_hand) == progress(grid["data"] / RUNS[3])
@@ -291,6 +290,14 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
         assert made == {k: v for k, v in config(grid["data"] / run).items() if k != "epochs"}
         a, b = actor(data / run), actor(grid["data"] / run)
         assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+
+
+@RAY_GROUP
+def test_the_ray_tests_run_in_one_worker(request):
+    """pytest.ini's --dist loadgroup keeps this group in one worker (the grid swept once, one
+    Ray at a time); with a pytest whose tests xdist can no longer mark, it would spread."""
+    if getattr(request.config.option, "loadgroup", False):  # a worker of --dist loadgroup
+        assert request.node.nodeid.endswith("@sweep_ray"), request.node.nodeid
 
 
 # ------------------------------------------------------------------------------------------
@@ -435,7 +442,7 @@ def test_a_run_made_before_a_setting_existed_is_compared_with_its_default(tmp_pa
         sweep.plan_runs(*sweep.parse_args([*args, "--noise", "pink"]))
 
 
-def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path, env):
+def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path):
     # A finished run of 2 epochs, swept again with --epochs 3, is not "finished": it resumes
     # with --epochs 3 and ends as a 3-epoch run does (python td3.py, same seed), not skipped.
     import sweep
@@ -457,9 +464,10 @@ def test_a_rerun_with_more_epochs_trains_the_finished_runs_on(tmp_path, env):
     assert sweep.resume_argv("R", [*run["argv"], "--device", "cpu", "--quiet"], 4) == [
         "--resume", "R", "--epochs", "4", "--threads", "1", "--device", "cpu", "--quiet"]
     assert sweep.resume_argv("R", ["--device=cpu", "--gamma", "0.9"], 4)[-1] == "--device=cpu"
-    by_hand = [*TINY, "--epochs", 3, "--seed", 0, "--data_dir", tmp_path / "hand", "--threads", 1]
-    assert subprocess.run([sys.executable, "td3.py", *map(str, by_hand)], cwd=ROOT, env=env,
-                          capture_output=True).returncode == 0
+    from conftest import run_cli  # (as in the test of the grid)
+    code, _, err = run_cli(*TINY, "--epochs", 3, "--seed", 0, "--data_dir", tmp_path / "hand",
+                           "--threads", 1, "--quiet")
+    assert code == 0, err
     rows = [progress(tmp_path / d / "td3-Pendulum-v1" / "td3-Pendulum-v1_s0") for d in ("sweep", "hand")]
     assert [r[0] for r in rows[0]] == ["Epoch", "1", "2", "3"]
     assert rows[0] == rows[1]  # (progress(): every column but Time)
