@@ -32,9 +32,9 @@ class Variant(NamedTuple):
     label: str
     effect: str
     check: str
-    options: "list | None" = None
-    color: "str | None" = None
-    suffix: "str | None" = None  # the run name's suffix, when it is not the variant's name
+    options: list | None = None
+    color: str | None = None
+    suffix: str | None = None  # the run name's suffix, when it is not the variant's name
     bug: bool = True  # False: a difference from td3.py that is not a mistake (a note)
 
 

@@ -19,7 +19,7 @@ class RunSettings:
     Hyperparameters, and config.json records both (run/judging.py says how a run is judged;
     a resumed run keeps its thread count, config.json's torch_threads, unless given)."""
     save_freq: int = setting(1, "int >= 1", "write ckpt.pt every this many epochs")
-    stop_return: "float | None | str" = setting("auto", "number, None or auto", "solved at this "
+    stop_return: float | None | str = setting("auto", "number, None or auto", "solved at this "
                                                 "test return (None: never)")
     confirm_episodes: int = setting(100, "int >= 0", "solved only if this many more episodes "
                                     "hold it too; 0: stop_epochs epochs in a row do", before=0)
@@ -30,7 +30,7 @@ class RunSettings:
                                                           "averaged (ac_targ.pi)")
     compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
                                                            "the same reset seeds")
-    threads: "int | None" = setting(None, "threads", "torch CPU threads; None: at most 2, and 1 "
+    threads: int | None = setting(None, "threads", "torch CPU threads; None: at most 2, and 1 "
                                     "while another process keeps a core busy (docs/speed.md)")
 
 

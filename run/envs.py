@@ -46,7 +46,8 @@ def check_env(env):
         raise UserError(f"{name} has a {type(env.action_space).__name__} action space; "
                         f"TD3 needs continuous (Box) actions")
     if len(env.observation_space.shape or ()) != 1:
-        raise UserError(f"TD3 here needs flat observations, got shape {env.observation_space.shape}")
+        raise UserError(f"TD3 here needs flat observations, got shape "
+                        f"{env.observation_space.shape}")
 
 
 def env_key(env, known):
@@ -64,16 +65,21 @@ def spec_key(spec, known):
         return None
 
     def arguments(s):  # those that make another env: not render_mode, not a default value
+        creator = s.entry_point
         try:
-            params = inspect.signature(gym.envs.registration.load_env_creator(s.entry_point)
-                                       if isinstance(s.entry_point, str) else s.entry_point).parameters
+            if isinstance(creator, str):
+                creator = gym.envs.registration.load_env_creator(creator)
+            params = inspect.signature(creator).parameters
         except (ImportError, AttributeError, TypeError, ValueError):
             params = {}
-        return {k: v for k, v in s.kwargs.items() if k != "render_mode" and not (
-            k in params and params[k].default is not inspect.Parameter.empty and params[k].default == v)}
+        default = lambda k: params[k].default if k in params else inspect.Parameter.empty
+        return {k: v for k, v in s.kwargs.items()
+                if k != "render_mode" and not (default(k) is not inspect.Parameter.empty
+                                               and default(k) == v)}
     for env_id in known:
         other = gym.registry.get(env_id)
-        if other is not None and other.entry_point == spec.entry_point and arguments(other) == arguments(spec):
+        if other is not None and other.entry_point == spec.entry_point \
+                and arguments(other) == arguments(spec):
             return env_id
     return None
 

@@ -66,7 +66,8 @@ RULES = {
     "in (0, 1] or auto": Rule("in (0, 1] or 'auto' (the env's default)",
                               lambda v: v == "auto" or (_num(v) and 0 < v <= 1), number_or_auto),
     "number, None or auto": Rule("a number, None (off) or 'auto' (the env's default)",
-                                 lambda v: v is None or v == "auto" or _num(v), number_none_or_auto),
+                                 lambda v: v is None or v == "auto" or _num(v),
+                                 number_none_or_auto),
     "int >= 1 or None": Rule("a positive integer or None (the env's own limit)",
                              lambda v: v is None or (_int(v) and v >= 1), integer_or_none),
     "threads": Rule("a positive integer or None (the rule in docs/speed.md)",
@@ -76,8 +77,8 @@ RULES = {
                                    lambda v: v in ("gaussian", "pink", "auto")),
     "live or averaged": Rule("live or averaged", lambda v: v in ("live", "averaged")),
     "a device": Rule("cpu, cuda, cuda:N, mps or auto",
-                     lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or
-                                                       (v.startswith("cuda:") and v[5:].isdigit()))),
+                     lambda v: isinstance(v, str) and (v in ("cpu", "cuda", "mps", "auto") or (
+                         v.startswith("cuda:") and v[5:].isdigit()))),
 }
 
 
