@@ -48,7 +48,7 @@ class Hyperparameters:
     TRICKS = ("twin", "policy_delay", "target_noise")  # a run is named by those it turned off
     # TD3's own settings: the algorithm, its three tricks and its exploration
     gamma: float | str = setting("auto", "in (0, 1] or auto", "discount, measured per env "
-                                   "(docs/defaults.md)")
+                                 "(docs/defaults.md)")
     polyak: float = setting(0.995, "a factor near 1", "targ <- polyak * targ + (1 - polyak) * net; "
                                                       "the paper's tau is 1 - polyak")
     pi_lr: float = setting(1e-3, "> 0", "Adam learning rate of the actor")
@@ -70,14 +70,14 @@ class Hyperparameters:
     twin: bool = setting(True, "True or False", "trick 1: target from the smaller of two "
                          "critics", switch=("no_twin", False))
     reward_floor: float | None | str = setting("auto", "number, None or auto", "training "
-                                                 "rewards below it are raised to it",
-                                                 switch=("no_reward_floor", None))
+                                               "rewards below it are raised to it",
+                                               switch=("no_reward_floor", None))
     # ---- the loop: its seed and length, its test, where the networks live ----
     seed: int = setting(0, "int >= 0", "seeds torch, exploration, env resets and replay sampling")
     steps_per_epoch: int = setting(5000, "int >= 1", "env steps per epoch (one table row each)")
     epochs: int = setting(100, "int >= 1", "the run takes steps_per_epoch * epochs env steps")
     max_ep_len: int | None = setting(None, "int >= 1 or None", "episode limit; None: the "
-                                       "env's, else 1000")
+                                     "env's, else 1000")
     num_test_episodes: int = setting(10, "int >= 1", "noise-free test episodes per epoch")
     device: str = setting("auto", "a device", "where the networks live; auto: cuda if available")
 

@@ -20,7 +20,7 @@ class RunSettings:
     a resumed run keeps its thread count, config.json's torch_threads, unless given)."""
     save_freq: int = setting(1, "int >= 1", "write ckpt.pt every this many epochs")
     stop_return: float | None | str = setting("auto", "number, None or auto", "solved at this "
-                                                "test return (None: never)")
+                                              "test return (None: never)")
     confirm_episodes: int = setting(100, "int >= 0", "solved only if this many more episodes "
                                     "hold it too; 0: stop_epochs epochs in a row do", before=0)
     stop_epochs: int = setting(3, "int >= 1", "with confirm_episodes 0: epochs in a row")
@@ -31,7 +31,7 @@ class RunSettings:
     compare_actors: bool = setting(False, "True or False", "test and confirm both actors, from "
                                                            "the same reset seeds")
     threads: int | None = setting(None, "threads", "torch CPU threads; None: at most 2, and 1 "
-                                    "while another process keeps a core busy (docs/speed.md)")
+                                  "while another process keeps a core busy (docs/speed.md)")
 
 
 def resolve(settings_class, given, env):

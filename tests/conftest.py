@@ -57,7 +57,7 @@ SMALL = dict(steps_per_epoch=200, epochs=2, start_steps=100, update_after=100, u
 def run_cli(*args, script="td3.py"):
     """Run a script of the project as ``python SCRIPT ARGS`` does (its ``main`` through
     ``errors.run_main``: the same exit code, stdout and stderr) but in this process, which saves
-    a new process's second of importing torch for each of the suite's many short commands.
+    a new process's 3 s of importing torch for each of the suite's many short commands.
     Warnings go to stderr as a new process shows them (once each; not the ones Python hides
     by default). What this process's state would keep is put back: torch's thread count and
     random state (td3.py sets both), the SIGINT handler (run_main sets it), the working

@@ -295,7 +295,8 @@ def test_interrupted_and_killed_sweep_resumes_to_the_same_files(grid, env, tmp_p
 @RAY_GROUP
 def test_the_ray_tests_run_in_one_worker(request):
     """pytest.ini's --dist loadgroup keeps this group in one worker (the grid swept once, one
-    Ray at a time); with a pytest whose tests xdist can no longer mark, it would spread."""
+    Ray at a time); with a pytest whose tests xdist can no longer mark, it would spread. It
+    reads the mark xdist 3.8 (pinned) gives a grouped test: "@sweep_ray" after its node id."""
     if getattr(request.config.option, "loadgroup", False):  # a worker of --dist loadgroup
         assert request.node.nodeid.endswith("@sweep_ray"), request.node.nodeid
 
