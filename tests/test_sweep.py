@@ -480,7 +480,9 @@ def test_a_sweep_run_stopped_before_its_first_checkpoint_starts_again_keeping_it
     args = ["--env", "Pendulum-v1", "--seeds", "0", "--data_dir", str(tmp_path / "s"),
             *map(str, SMALL), "--save_freq", "2"]
     run = sweep.plan_runs(*sweep.parse_args(args))[0]
-    assert sweep.run_one(run["run_dir"], run["argv"], run["epochs"], None, ROOT, None) == "finished"
+    from conftest import run_cli  # (as in the test of the grid)
+    code, _, err = run_cli(*run["argv"], "--quiet")  # what the sweep's task runs, in-process
+    assert code == 0, err
     whole = progress(run["run_dir"])
     os.remove(os.path.join(run["run_dir"], "ckpt.pt"))
     table = os.path.join(run["run_dir"], "progress.txt")
