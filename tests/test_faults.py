@@ -232,8 +232,8 @@ def test_replay_buffer_size_is_stated_and_checked(tmp_path):
 
 # BipedalWalker-v3, small and quick: a Box2D world remembers its past episodes, so its
 # resume is exact only because the checkpoint lets the train and test envs replay them.
-WALKER = ["--env", "BipedalWalker-v3", "--epochs", 3, "--steps_per_epoch", 1000,
-          "--start_steps", 500, "--update_after", 500, "--batch_size", 32, "--hid", 32,
+WALKER = ["--env", "BipedalWalker-v3", "--epochs", 3, "--steps_per_epoch", 600,
+          "--start_steps", 300, "--update_after", 300, "--batch_size", 32, "--hid", 32,
           "--num_test_episodes", 3, "--max_ep_len", 300, "--replay_size", 10000, "--threads", 1]
 
 
