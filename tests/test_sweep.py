@@ -402,6 +402,15 @@ def test_run_directory_of_another_configuration_is_refused(grid, env):
     assert "was run with gamma=0.98, not 0.9; rerun with the options it was started with" in err
 
 
+def test_ray_imports_without_building_an_iri_parser():
+    """requirements.txt pins jsonschema below 4.25, whose extras bring rfc3987-syntax: Ray
+    imports jsonschema in each of its processes, and that package builds a parser on import
+    (1.4 s a process, most of a local Ray's start)."""
+    code = "import sys, ray; print('rfc3987_syntax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
 def test_summary_counts_threshold_and_steps_to_it(tmp_path):
     import sweep
 
