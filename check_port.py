@@ -64,7 +64,7 @@ def _linears(module):
 def torch_weights(nets):
     """{name: [W1, b1, W2, b2, ...]} of torch modules' Linear layers, in module order, in the
     adapter's layout. A PyTorch port's adapter (a library's too) moves its weights with this
-    and the two functions below: notebooks/sb3_port.py shows how."""
+    and the two functions below, or through TorchNets (notebooks/sb3_port.py)."""
     return {name: [x for lin in _linears(net) for x in (lin.weight.detach().numpy().T.copy(),
                                                         lin.bias.detach().numpy().copy())]
             for name, net in nets.items()}
@@ -84,6 +84,17 @@ def torch_grads(net):
     optimizer's step hook reads them: register_step_post_hook)."""
     return [x for lin in _linears(net) for x in (lin.weight.grad.numpy().T.copy(),
                                                  lin.bias.grad.numpy().copy())]
+
+
+class TorchNets:
+    """get_weights and set_weights for an adapter whose networks are torch modules in
+    ``self.nets`` (pi, q1, q2, pi_targ, q1_targ, q2_targ): the library adapters subclass it."""
+
+    def get_weights(self):
+        return torch_weights(self.nets)
+
+    def set_weights(self, w):
+        load_torch_weights(self.nets, w)
 
 
 def _nets(ac, ac_targ):

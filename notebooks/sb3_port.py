@@ -16,7 +16,7 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.type_aliases import ReplayBufferSamples
 
-from check_port import load_torch_weights, torch_grads, torch_weights
+from check_port import TorchNets, torch_grads
 
 
 class _Spaces(gym.Env):  # SB3 builds its networks from an env's spaces
@@ -35,7 +35,7 @@ class _Batch:  # stands in for SB3's replay buffer: every sample is the checker'
         return self.data
 
 
-class Adapter:
+class Adapter(TorchNets):
     settings = dict(gamma=0.98, tau=0.005, pi_lr=1e-3, q_lr=1e-3, target_noise=0.2,
                     noise_clip=0.5, policy_delay=2)
     takes_noise = False  # SB3 draws its own; the hook below reports the a' it made
@@ -59,12 +59,6 @@ class Adapter:
         for opt, nets in ((p.critic.optimizer, ("q1", "q2")), (p.actor.optimizer, ("pi",))):
             opt.register_step_post_hook(lambda *_, nets=nets: self.seen.setdefault("grads", {}).update(
                 {n: torch_grads(self.nets[n]) for n in nets}))
-
-    def get_weights(self):
-        return torch_weights(self.nets)
-
-    def set_weights(self, w):
-        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():

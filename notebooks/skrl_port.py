@@ -26,7 +26,7 @@ from skrl.memories.torch import RandomMemory
 from skrl.models.torch import DeterministicMixin, Model
 from skrl.resources.noises.torch import GaussianNoise
 
-from check_port import load_torch_weights, torch_grads, torch_weights
+from check_port import TorchNets, torch_grads
 
 
 class _Actor(DeterministicMixin, Model):
@@ -63,7 +63,7 @@ _LR = _CFG.learning_rate if isinstance(_CFG.learning_rate, (tuple, list)) else \
     (_CFG.learning_rate, _CFG.learning_rate)
 
 
-class Defaults:
+class Defaults(TorchNets):
     """skrl's TD3_CFG defaults, declared as they are: no target smoothing (its
     smooth_regularization_noise is None), polyak the paper's tau."""
     settings = dict(gamma=_CFG.discount_factor, tau=_CFG.polyak, pi_lr=_LR[0], q_lr=_LR[1],
@@ -121,12 +121,6 @@ class Defaults:
         for opt, nets in ((a.critic_optimizer, ("q1", "q2")), (a.policy_optimizer, ("pi",))):
             opt.register_step_post_hook(lambda *_, nets=nets: self.seen.setdefault(
                 "grads", {}).update({n: torch_grads(self.nets[n]) for n in nets}))
-
-    def get_weights(self):
-        return torch_weights(self.nets)
-
-    def set_weights(self, w):
-        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():

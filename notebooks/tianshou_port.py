@@ -30,7 +30,7 @@ from tianshou.utils.net.common import Net
 from tianshou.utils.net.continuous import ContinuousActorDeterministic, ContinuousCritic
 from tianshou.utils.torch_utils import policy_within_training_step
 
-from check_port import load_torch_weights, torch_grads, torch_weights
+from check_port import TorchNets, torch_grads
 
 
 # Tianshou's defaults, read from its signatures: a new version's are what gets checked
@@ -38,7 +38,7 @@ _TD3 = {k: p.default for k, p in inspect.signature(TD3.__init__).parameters.item
 _LR = inspect.signature(AdamOptimizerFactory.__init__).parameters["lr"].default
 
 
-class Defaults:
+class Defaults(TorchNets):
     """Tianshou's TD3 with its own defaults, which are the paper's settings."""
     settings = dict(gamma=_TD3["gamma"], tau=_TD3["tau"], pi_lr=_LR, q_lr=_LR,
                     target_noise=_TD3["policy_noise"], noise_clip=_TD3["noise_clip"],
@@ -83,12 +83,6 @@ class Defaults:
         for opt, net in ((a.critic_optim, "q1"), (a.critic2_optim, "q2"), (a.policy_optim, "pi")):
             opt._optim.register_step_post_hook(lambda *_, net=net: self.seen.setdefault(
                 "grads", {}).__setitem__(net, torch_grads(self.nets[net])))
-
-    def get_weights(self):
-        return torch_weights(self.nets)
-
-    def set_weights(self, w):
-        load_torch_weights(self.nets, w)
 
     def actor(self, obs):
         with torch.no_grad():
